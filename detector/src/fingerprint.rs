@@ -1,0 +1,114 @@
+//! Fingerprint stage: SHA-1 of the whole body (the file hash `H(f)`, §3.1 step 1) and of
+//! every normalized chunk (the chunk hash vector `H(c_f)`, §3.1 step 2; SHA-1 per §3.5).
+
+use sha1::{Digest, Sha1};
+
+use crate::normalize::Normalization;
+
+/// A 20-byte SHA-1 digest.
+pub type Sha1Digest = [u8; 20];
+
+/// One chunk of a page: its hash and the index of the text block it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkFingerprint {
+    pub hash: Sha1Digest,
+    /// Index into the cleaned document's blocks (for evidence).
+    pub block: u32,
+}
+
+/// The chunk hash vector and file hash of one page.
+///
+/// Order and duplicates are kept: "the same hash value can appear multiple times if there
+/// are duplicate paragraphs in the same file" (§3.1 step 2), and `contains` counts them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fingerprints {
+    /// SHA-1 of the whole body bytes as received (the paper's file hash).
+    pub file_hash: Sha1Digest,
+    pub chunks: Vec<ChunkFingerprint>,
+    /// Blocks whose normalized text was empty. The paper's most common stop chunk is the
+    /// empty paragraph (§3.4.2); we drop those before hashing and count them here, which is
+    /// the same as removing them as stop chunks.
+    pub empty_blocks: u32,
+}
+
+/// SHA-1 of arbitrary bytes.
+pub fn sha1(bytes: &[u8]) -> Sha1Digest {
+    Sha1::digest(bytes).into()
+}
+
+/// SHA-1 of one already-normalized chunk's UTF-8 bytes.
+pub fn chunk_hash(normalized: &str) -> Sha1Digest {
+    sha1(normalized.as_bytes())
+}
+
+/// Normalize and hash every block; hash the body.
+pub fn fingerprint<S: AsRef<str>>(body: &[u8], blocks: &[S], norm: &Normalization) -> Fingerprints {
+    let mut fp =
+        Fingerprints { file_hash: sha1(body), chunks: Vec::with_capacity(blocks.len()), empty_blocks: 0 };
+    for (i, block) in blocks.iter().enumerate() {
+        let text = norm.apply(block.as_ref());
+        if text.is_empty() {
+            fp.empty_blocks += 1;
+            continue;
+        }
+        fp.chunks.push(ChunkFingerprint { hash: chunk_hash(&text), block: i as u32 });
+    }
+    fp
+}
+
+/// Lower-case hex of a digest.
+pub fn hex(d: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(d.len() * 2);
+    for b in d {
+        s.push(HEX[(b >> 4) as usize] as char);
+        s.push(HEX[(b & 15) as usize] as char);
+    }
+    s
+}
+
+/// Parse 40 hex digits into a digest.
+pub fn parse_hex(s: &str) -> Option<Sha1Digest> {
+    let s = s.trim().as_bytes();
+    if s.len() != 40 {
+        return None;
+    }
+    let mut out = [0u8; 20];
+    for (i, pair) in s.chunks(2).enumerate() {
+        let hi = (pair[0] as char).to_digit(16)?;
+        let lo = (pair[1] as char).to_digit(16)?;
+        out[i] = (hi * 16 + lo) as u8;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha1_known_vectors() {
+        // FIPS 180 test vector.
+        assert_eq!(hex(&sha1(b"abc")), "a9993e364706816aba3e25717850c26c9cd0d89d");
+        assert_eq!(hex(&chunk_hash("")), "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+    }
+
+    #[test]
+    fn chunks_are_normalized_before_hashing_and_duplicates_kept() {
+        let blocks = ["Hello  World", "", "hello world", "   ", "Other"];
+        let fp = fingerprint(b"<p>x</p>", &blocks, &Normalization::default());
+        assert_eq!(fp.chunks.len(), 3);
+        assert_eq!(fp.empty_blocks, 2);
+        assert_eq!(fp.chunks[0].hash, fp.chunks[1].hash);
+        assert_eq!(fp.chunks[0].hash, chunk_hash("hello world"));
+        assert_eq!(fp.chunks[2].block, 4);
+        assert_eq!(fp.file_hash, sha1(b"<p>x</p>"));
+    }
+
+    #[test]
+    fn hex_round_trip() {
+        let d = sha1(b"abc");
+        assert_eq!(parse_hex(&hex(&d)), Some(d));
+        assert_eq!(parse_hex("zz"), None);
+    }
+}

@@ -1,0 +1,34 @@
+//! `detector`: ditto's detection algorithms, pure and synchronous.
+//!
+//! No files, no network: everything here takes bytes or strings and returns values, so the
+//! same code runs inside `ditto scan`, `ditto crawl` and inside somebody else's crawler.
+//!
+//! The method is Ardi & Heidemann 2014, "Web-scale Content Reuse Detection" (USC/ISI
+//! TR-692), §3 steps 1–6 and §3.4. Sections are cited where each definition is implemented.
+//!
+//! Stage map (see ARCHITECTURE.md):
+//! - [`page`]: the [`Page`] type every source produces (WARC record, file, fetch).
+//! - [`traps`]: recursion-error / crawler-trap heuristics on URLs (§3.4.1, appendix A).
+//! - [`clean`]: HTML/text → paragraph-level text blocks + links (§3.1 step 2).
+//! - [`normalize`] + [`fingerprint`]: normalized chunks, SHA-1 chunk and file hashes (§3.1 steps 1–2, §3.5).
+//! - [`matching`]: stop-chunk removal and `contains(L_c, f)` (§3.3 step 5, §3.4.2).
+//! - [`neighborhood`]: URL-prefix neighborhoods and `badness(N)` (§3.3 step 6).
+//! - [`stats`]: mean + σ thresholds (§3, §6.3).
+
+pub mod clean;
+pub mod fingerprint;
+pub mod matching;
+pub mod neighborhood;
+pub mod normalize;
+pub mod page;
+pub mod stats;
+pub mod traps;
+
+pub use clean::{clean, CleanOptions, CleanedDoc, DocKind};
+pub use fingerprint::{fingerprint, ChunkFingerprint, Fingerprints, Sha1Digest};
+pub use matching::{match_page, ChunkLookup, ChunkMatch, PageVerdict, SourceId, StopList};
+pub use neighborhood::{neighborhoods, NeighborhoodAccumulator};
+pub use normalize::Normalization;
+pub use page::{Page, PageOrigin};
+pub use stats::MeanStd;
+pub use traps::{TrapReason, TrapRules};

@@ -1,0 +1,1 @@
+//! WARC reader. PLACEHOLDER — being implemented.
