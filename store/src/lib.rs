@@ -1,1 +1,428 @@
-pub fn x() {}
+//! `store`: everything persistent of a scan or crawl, kept in `sled` behind this API.
+//!
+//! Layout: one sled tree, keys prefixed by record kind, so that one page and all the
+//! neighborhood accumulators it touches are written in ONE atomic `apply_batch`. sled's merge
+//! operators cannot take part in a batch or a transaction, so an update made with them could
+//! be half applied when the process is killed; instead the single store writer reads the
+//! current accumulators, adds the batch's deltas and writes page records and accumulators
+//! together. Killed at any moment, a store holds either all of a batch or none of it, and a
+//! re-run skips the pages it already has (keyed by URL + file hash), so totals come out
+//! exactly as in an uninterrupted run.
+//!
+//! | prefix | key | value |
+//! |---|---|---|
+//! | `m/` | meta name | format version, label-set identity |
+//! | `p/` | URL `\0` file SHA-1 (20 bytes) | [`PageRecord`] as JSON |
+//! | `n/` | neighborhood URL prefix | [`NeighborhoodAccumulator`] (32 bytes LE) |
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Mutex;
+
+use detector::fingerprint::{hex, Sha1Digest};
+use detector::{NeighborhoodAccumulator, PageOrigin};
+use serde::{Deserialize, Serialize};
+
+/// The store format this code writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+const META: &[u8] = b"m/";
+const PAGE: &[u8] = b"p/";
+const HOOD: &[u8] = b"n/";
+
+/// What went wrong, by kind.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot open store {path}: {source}")]
+    Open { path: String, source: sled::Error },
+    #[error("store I/O error: {0}")]
+    Sled(#[from] sled::Error),
+    #[error("store format version {found} is not supported (this ditto reads version {FORMAT_VERSION})")]
+    Version { found: String },
+    #[error("corrupt store record under key {key}: {why}")]
+    Corrupt { key: String, why: String },
+    #[error("{0}")]
+    LabelSetMismatch(String),
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// A passage of a page found in the label set, with its source: evidence a person can check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub source: u32,
+    /// The page's passage (cleaned text, shortened).
+    pub passage: String,
+}
+
+/// How many chunk occurrences of a page came from one source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceCount {
+    pub source: u32,
+    pub chunks: u32,
+}
+
+/// One stored page (one capture: URL + file hash).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageRecord {
+    pub url: String,
+    pub fetch_time: i64,
+    pub status: u16,
+    /// SHA-1 of the body, hex.
+    pub file_hash: String,
+    /// Chunk occurrences after stop-chunk removal.
+    pub chunks: u32,
+    pub labeled_chunks: u32,
+    pub stop_chunks: u32,
+    pub contains: f64,
+    /// Source id of a whole-file match in `L_f`, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_match: Option<u32>,
+    /// Matched sources, most chunks first.
+    #[serde(default)]
+    pub sources: Vec<SourceCount>,
+    /// A few copied passages.
+    #[serde(default)]
+    pub evidence: Vec<Evidence>,
+    #[serde(default)]
+    pub origin: PageOrigin,
+}
+
+impl PageRecord {
+    fn key(&self, file_hash: &Sha1Digest) -> Vec<u8> {
+        page_key(&self.url, file_hash)
+    }
+}
+
+/// The key of a page capture: `p/` URL `\0` SHA-1.
+pub fn page_key(url: &str, file_hash: &Sha1Digest) -> Vec<u8> {
+    let mut k = Vec::with_capacity(PAGE.len() + url.len() + 21);
+    k.extend_from_slice(PAGE);
+    k.extend_from_slice(url.as_bytes());
+    k.push(0);
+    k.extend_from_slice(file_hash);
+    k
+}
+
+/// A page ready to be written: its record, its digest and its neighborhoods.
+#[derive(Debug, Clone)]
+pub struct PageWrite {
+    pub record: PageRecord,
+    pub file_hash: Sha1Digest,
+    pub neighborhoods: Vec<String>,
+    pub accumulator: NeighborhoodAccumulator,
+}
+
+/// What a batch write did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BatchOutcome {
+    pub written: u64,
+    /// Pages skipped because the store already had that URL + digest.
+    pub already_stored: u64,
+}
+
+/// Identity of the label set a store was scanned with; mixing label sets in one store
+/// would make `contains` values incomparable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabelSetIdentity {
+    pub name: String,
+    pub normalization: String,
+    pub entries: u64,
+    pub min_chars: u64,
+}
+
+/// Summary counts of a store.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StoreTotals {
+    pub pages: u64,
+    pub chunks: u64,
+    pub labeled_chunks: u64,
+    pub pages_with_labeled_chunks: u64,
+    pub neighborhoods: u64,
+    /// Σ contains over pages, fixed point (exact, order independent).
+    pub contains_sum_fixed: u64,
+}
+
+/// An open store.
+pub struct Store {
+    db: sled::Db,
+    tree: sled::Tree,
+    /// One writer at a time: batches read accumulators before writing them.
+    write_lock: Mutex<()>,
+}
+
+impl Store {
+    /// Open (creating if absent) the store at `path`.
+    pub fn open(path: &Path) -> Result<Store> {
+        let db = sled::Config::new()
+            .path(path)
+            .cache_capacity(256 << 20)
+            .flush_every_ms(Some(1000))
+            .open()
+            .map_err(|source| StoreError::Open { path: path.display().to_string(), source })?;
+        let tree = db.open_tree("ditto")?;
+        let store = Store { db, tree, write_lock: Mutex::new(()) };
+        store.check_version()?;
+        Ok(store)
+    }
+
+    fn check_version(&self) -> Result<()> {
+        let key = meta_key("format_version");
+        match self.tree.get(&key)? {
+            None => {
+                self.tree.insert(key, FORMAT_VERSION.to_string().as_bytes())?;
+                self.tree.flush()?;
+                Ok(())
+            }
+            Some(v) if v.as_ref() == FORMAT_VERSION.to_string().as_bytes() => Ok(()),
+            Some(v) => Err(StoreError::Version { found: String::from_utf8_lossy(&v).into_owned() }),
+        }
+    }
+
+    /// Record the label set this store is scanned with, or check it matches the one
+    /// recorded by an earlier run.
+    pub fn bind_label_set(&self, id: &LabelSetIdentity) -> Result<()> {
+        let key = meta_key("labelset");
+        let json = serde_json::to_vec(id).map_err(|e| corrupt("m/labelset", e))?;
+        match self.tree.get(&key)? {
+            None => {
+                self.tree.insert(key, json)?;
+                Ok(())
+            }
+            Some(v) => {
+                let old: LabelSetIdentity = serde_json::from_slice(&v).map_err(|e| corrupt("m/labelset", e))?;
+                if &old == id {
+                    Ok(())
+                } else {
+                    Err(StoreError::LabelSetMismatch(format!(
+                        "this store was scanned with label set {:?} ({} entries, normalization {}), \
+                         not {:?} ({} entries, normalization {}); use a new store",
+                        old.name, old.entries, old.normalization, id.name, id.entries, id.normalization
+                    )))
+                }
+            }
+        }
+    }
+
+    /// The label set recorded by [`Store::bind_label_set`].
+    pub fn label_set(&self) -> Result<Option<LabelSetIdentity>> {
+        match self.tree.get(meta_key("labelset"))? {
+            None => Ok(None),
+            Some(v) => Ok(Some(serde_json::from_slice(&v).map_err(|e| corrupt("m/labelset", e))?)),
+        }
+    }
+
+    /// Store arbitrary metadata (e.g. the path of the label set used).
+    pub fn set_meta(&self, name: &str, value: &str) -> Result<()> {
+        self.tree.insert(meta_key(name), value.as_bytes())?;
+        Ok(())
+    }
+
+    pub fn meta(&self, name: &str) -> Result<Option<String>> {
+        Ok(self.tree.get(meta_key(name))?.map(|v| String::from_utf8_lossy(&v).into_owned()))
+    }
+
+    /// True when this capture (URL + digest) is already stored.
+    pub fn has_page(&self, url: &str, file_hash: &Sha1Digest) -> Result<bool> {
+        Ok(self.tree.contains_key(page_key(url, file_hash))?)
+    }
+
+    /// Write pages and their neighborhood contributions atomically. Pages already stored
+    /// (same URL and digest) are skipped and do not count again.
+    pub fn write_batch(&self, pages: &[PageWrite]) -> Result<BatchOutcome> {
+        let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = BatchOutcome::default();
+        let mut batch = sled::Batch::default();
+        let mut deltas: BTreeMap<&str, NeighborhoodAccumulator> = BTreeMap::new();
+        let mut seen_in_batch = std::collections::HashSet::new();
+        for p in pages {
+            let key = p.record.key(&p.file_hash);
+            if !seen_in_batch.insert(key.clone()) || self.tree.contains_key(&key)? {
+                out.already_stored += 1;
+                continue;
+            }
+            let value = serde_json::to_vec(&p.record).map_err(|e| corrupt(&p.record.url, e))?;
+            batch.insert(key, value);
+            for n in &p.neighborhoods {
+                deltas.entry(n.as_str()).or_default().add(&p.accumulator);
+            }
+            out.written += 1;
+        }
+        for (n, delta) in deltas {
+            let key = hood_key(n);
+            let mut acc = match self.tree.get(&key)? {
+                Some(v) => NeighborhoodAccumulator::decode(&v)
+                    .ok_or_else(|| corrupt(n, "neighborhood accumulator is not 32 bytes"))?,
+                None => NeighborhoodAccumulator::default(),
+            };
+            acc.add(&delta);
+            batch.insert(key, acc.encode().to_vec());
+        }
+        if out.written > 0 {
+            self.tree.apply_batch(batch)?;
+        }
+        Ok(out)
+    }
+
+    /// Make everything written so far durable.
+    pub fn flush(&self) -> Result<()> {
+        self.db.flush()?;
+        Ok(())
+    }
+
+    /// All pages, in URL order.
+    pub fn pages(&self) -> impl Iterator<Item = Result<PageRecord>> + '_ {
+        self.pages_under("")
+    }
+
+    /// Pages whose URL starts with `prefix` (e.g. a neighborhood), in URL order.
+    pub fn pages_under(&self, prefix: &str) -> impl Iterator<Item = Result<PageRecord>> + '_ {
+        let mut k = PAGE.to_vec();
+        k.extend_from_slice(prefix.as_bytes());
+        self.tree.scan_prefix(k).map(|kv| {
+            let (k, v) = kv?;
+            serde_json::from_slice(&v).map_err(|e| corrupt(&String::from_utf8_lossy(&k), e))
+        })
+    }
+
+    /// All neighborhoods with their accumulators, in prefix order.
+    pub fn neighborhoods(&self) -> impl Iterator<Item = Result<(String, NeighborhoodAccumulator)>> + '_ {
+        self.tree.scan_prefix(HOOD).map(|kv| {
+            let (k, v) = kv?;
+            let name = String::from_utf8_lossy(&k[HOOD.len()..]).into_owned();
+            let acc = NeighborhoodAccumulator::decode(&v)
+                .ok_or_else(|| corrupt(&name, "neighborhood accumulator is not 32 bytes"))?;
+            Ok((name, acc))
+        })
+    }
+
+    /// One neighborhood's accumulator.
+    pub fn neighborhood(&self, prefix: &str) -> Result<Option<NeighborhoodAccumulator>> {
+        match self.tree.get(hood_key(prefix))? {
+            None => Ok(None),
+            Some(v) => Ok(Some(
+                NeighborhoodAccumulator::decode(&v).ok_or_else(|| corrupt(prefix, "bad accumulator"))?,
+            )),
+        }
+    }
+
+    /// Totals over the whole store (a full pass over pages and neighborhoods).
+    pub fn totals(&self) -> Result<StoreTotals> {
+        let mut t = StoreTotals::default();
+        for p in self.pages() {
+            let p = p?;
+            t.pages += 1;
+            t.chunks += p.chunks as u64;
+            t.labeled_chunks += p.labeled_chunks as u64;
+            t.pages_with_labeled_chunks += (p.labeled_chunks > 0) as u64;
+            t.contains_sum_fixed += detector::neighborhood::contains_fixed(p.contains);
+        }
+        for n in self.neighborhoods() {
+            n?;
+            t.neighborhoods += 1;
+        }
+        Ok(t)
+    }
+
+    /// Bytes the store occupies on disk.
+    pub fn size_on_disk(&self) -> Result<u64> {
+        Ok(self.db.size_on_disk()?)
+    }
+}
+
+fn meta_key(name: &str) -> Vec<u8> {
+    [META, name.as_bytes()].concat()
+}
+
+fn hood_key(prefix: &str) -> Vec<u8> {
+    [HOOD, prefix.as_bytes()].concat()
+}
+
+fn corrupt(key: &str, why: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt { key: key.to_string(), why: why.to_string() }
+}
+
+/// Hex of a digest (re-exported for callers building records).
+pub fn digest_hex(d: &Sha1Digest) -> String {
+    hex(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use detector::matching::PageVerdict;
+
+    fn page(url: &str, body: &[u8], labeled: u32, chunks: u32) -> PageWrite {
+        let v = PageVerdict {
+            chunks,
+            labeled_chunks: labeled,
+            contains: detector::matching::contains(labeled as u64, chunks as u64),
+            ..Default::default()
+        };
+        let file_hash = detector::fingerprint::sha1(body);
+        PageWrite {
+            record: PageRecord {
+                url: url.into(),
+                fetch_time: 0,
+                status: 200,
+                file_hash: hex(&file_hash),
+                chunks,
+                labeled_chunks: labeled,
+                stop_chunks: 0,
+                contains: v.contains,
+                file_match: None,
+                sources: vec![],
+                evidence: vec![],
+                origin: PageOrigin::Unknown,
+            },
+            file_hash,
+            neighborhoods: detector::neighborhoods(url),
+            accumulator: NeighborhoodAccumulator::of_page(&v),
+        }
+    }
+
+    #[test]
+    fn batches_accumulate_and_rewrites_do_not_double_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.db")).unwrap();
+        let a = page("http://h/a/1.html", b"1", 2, 2);
+        let b = page("http://h/a/2.html", b"2", 0, 4);
+        let c = page("http://h/3.html", b"3", 1, 2);
+        let o = store.write_batch(&[a.clone(), b.clone()]).unwrap();
+        assert_eq!(o, BatchOutcome { written: 2, already_stored: 0 });
+        // a again (same URL + digest) and c: only c counts; a duplicate inside a batch too.
+        let o = store.write_batch(&[a.clone(), c.clone(), c.clone()]).unwrap();
+        assert_eq!(o, BatchOutcome { written: 1, already_stored: 2 });
+        let root = store.neighborhood("http://h/").unwrap().unwrap();
+        assert_eq!((root.pages, root.chunks, root.labeled_chunks), (3, 8, 3));
+        // badness(h/) = (1 + 0 + 0.5) / 3 = 0.5; badness(h/a/) = (1 + 0) / 2.
+        assert!((root.badness() - 0.5).abs() < 1e-12);
+        assert!((store.neighborhood("http://h/a/").unwrap().unwrap().badness() - 0.5).abs() < 1e-12);
+        // Same URL, different content: a second capture, counted.
+        store.write_batch(&[page("http://h/a/1.html", b"changed", 0, 1)]).unwrap();
+        let t = store.totals().unwrap();
+        assert_eq!((t.pages, t.neighborhoods), (4, 2));
+        assert_eq!(store.pages_under("http://h/a/").count(), 3);
+    }
+
+    #[test]
+    fn reopen_keeps_data_and_checks_version_and_label_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let id = LabelSetIdentity { name: "w".into(), normalization: "none".into(), entries: 3, min_chars: 100 };
+        {
+            let store = Store::open(&path).unwrap();
+            store.bind_label_set(&id).unwrap();
+            store.write_batch(&[page("http://h/x", b"x", 1, 1)]).unwrap();
+            store.flush().unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.totals().unwrap().pages, 1);
+        store.bind_label_set(&id).unwrap();
+        let other = LabelSetIdentity { entries: 4, ..id };
+        assert!(matches!(store.bind_label_set(&other), Err(StoreError::LabelSetMismatch(_))));
+        store.tree.insert(meta_key("format_version"), &b"99"[..]).unwrap();
+        drop(store);
+        assert!(matches!(Store::open(&path), Err(StoreError::Version { .. })));
+    }
+}
