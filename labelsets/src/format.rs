@@ -1,0 +1,615 @@
+//! The `.dls` on-disk layout (see the crate docs and `FORMAT.md`) and [`LabelSet`], a label
+//! set opened by memory map.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use detector::{ChunkLookup, Normalization, Sha1Digest, SourceId};
+use memmap2::Mmap;
+use serde::{Deserialize, Serialize};
+
+use crate::{filter, io_err, Error, Result};
+
+/// Magic bytes at offset 0.
+pub const MAGIC: &[u8; 8] = b"DITTOLS\0";
+/// The format version this build writes and reads.
+pub const VERSION: u32 = 1;
+/// Every section starts at a multiple of this (a cache line).
+pub const ALIGN: u64 = 64;
+/// Bytes per exact-table entry: 20-byte SHA-1 + u32 source id.
+pub const ENTRY_BYTES: usize = 24;
+/// Fixed prefix: magic + version + header length.
+pub const PREFIX_BYTES: usize = 16;
+/// Largest JSON header accepted on open (a corrupt length must not make us allocate wildly).
+pub const MAX_HEADER_BYTES: u32 = 1 << 20;
+/// Largest prefix-index width.
+pub const MAX_INDEX_BITS: u32 = 26;
+
+/// Which of the paper's label sets a file holds (§3.1, §3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// `L_c`: hashes of normalized chunks.
+    Chunks,
+    /// `L_f`: hashes of whole files (bodies as received).
+    Files,
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::Chunks => "chunks",
+            Kind::Files => "files",
+        })
+    }
+}
+
+impl FromStr for Kind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "chunks" | "c" => Ok(Kind::Chunks),
+            "files" | "f" => Ok(Kind::Files),
+            other => Err(format!("unknown label-set kind {other:?} (chunks or files)")),
+        }
+    }
+}
+
+/// What the builder saw.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Distinct digests in the exact table.
+    pub entries: u64,
+    /// Sources (documents given a title and URL).
+    pub sources: u64,
+    /// Documents read (pages, articles, files).
+    pub documents: u64,
+    /// Text blocks offered (kind chunks) or files offered (kind files).
+    pub chunks_seen: u64,
+    /// Blocks whose normalized length was not > min_chars (empty blocks included).
+    pub chunks_too_short: u64,
+    /// Kept chunks whose digest was already present (first source kept).
+    pub duplicate_chunks: u64,
+}
+
+/// Filter parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FilterParams {
+    /// Always `"blocked-bloom-512"` in version 1.
+    pub kind: String,
+    pub blocks: u64,
+    pub bits_per_key: u32,
+    pub k: u32,
+    /// Expected false-positive rate (Poisson model, see [`filter`]).
+    pub expected_fp_rate: f64,
+}
+
+/// One section's place in the file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Section {
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Section table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sections {
+    pub filter: Section,
+    pub index: Section,
+    /// Prefix-index width `b`: `2^b` buckets on the digest's top bits.
+    pub index_bits: u32,
+    pub entries: Section,
+    pub source_offsets: Section,
+    pub source_blob: Section,
+}
+
+/// The JSON header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub name: String,
+    pub kind: Kind,
+    /// `detector::Normalization` spec string, e.g. `nfkc,lower,collapse-ws,trim`.
+    pub normalization: String,
+    /// Chunks kept have normalized length (in chars) strictly greater than this (§7: "> 100").
+    pub min_chars: u32,
+    /// Where the content came from (free text: dump file name, directory, …).
+    pub description: String,
+    /// Build time, Unix seconds.
+    pub created: u64,
+    pub counts: Counts,
+    pub filter: FilterParams,
+    pub sections: Sections,
+}
+
+impl Header {
+    /// The parsed normalization.
+    pub fn normalization(&self) -> Result<Normalization, detector::normalize::UnknownNormalization> {
+        self.normalization.parse()
+    }
+}
+
+/// A source: where a labeled chunk came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Source<'a> {
+    pub title: &'a str,
+    pub url: &'a str,
+}
+
+/// A label set opened by memory map. Lookups read the mapping directly.
+pub struct LabelSet {
+    map: Mmap,
+    path: PathBuf,
+    header: Header,
+    norm: Normalization,
+    filter: Range<usize>,
+    index: Range<usize>,
+    entries: Range<usize>,
+    src_offsets: Range<usize>,
+    src_blob: Range<usize>,
+    n: usize,
+    sources: usize,
+    index_bits: u32,
+    blocks: u64,
+    k: u32,
+}
+
+impl fmt::Debug for LabelSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LabelSet").field("path", &self.path).field("header", &self.header).finish()
+    }
+}
+
+fn corrupt(path: &Path, reason: impl Into<String>) -> Error {
+    Error::Corrupt { path: path.to_path_buf(), reason: reason.into() }
+}
+
+fn le_u32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn le_u64(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// Check a section lies inside the file, is aligned, and has the expected length.
+fn section(
+    path: &Path,
+    what: &str,
+    s: Section,
+    expect_len: Option<u64>,
+    file_len: u64,
+) -> Result<Range<usize>> {
+    if s.offset & (ALIGN - 1) != 0 {
+        return Err(corrupt(path, format!("{what} section offset {} is not {ALIGN}-byte aligned", s.offset)));
+    }
+    if let Some(want) = expect_len {
+        if s.len != want {
+            return Err(corrupt(path, format!("{what} section is {} bytes, header implies {want}", s.len)));
+        }
+    }
+    let end =
+        s.offset.checked_add(s.len).ok_or_else(|| corrupt(path, format!("{what} section overflows")))?;
+    if end > file_len {
+        return Err(Error::Truncated { path: path.to_path_buf(), needed: end, len: file_len });
+    }
+    let start = usize::try_from(s.offset).map_err(|_| corrupt(path, "section offset too large"))?;
+    let end = usize::try_from(end).map_err(|_| corrupt(path, "section end too large"))?;
+    Ok(start..end)
+}
+
+impl LabelSet {
+    /// Open and validate a `.dls` file. Reads only the 16-byte prefix and the JSON header;
+    /// sections are served from the mapping.
+    pub fn open(path: impl AsRef<Path>) -> Result<LabelSet> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(io_err(path))?;
+        let file_len = file.metadata().map_err(io_err(path))?.len();
+        if file_len < PREFIX_BYTES as u64 {
+            // Too short to even hold the prefix; tell magic errors apart from truncation.
+            return Err(Error::Truncated { path: path.into(), needed: PREFIX_BYTES as u64, len: file_len });
+        }
+        // SAFETY: the mapping is read-only; label-set files are written once to a temporary
+        // name and renamed into place, never modified in place. If someone truncates the file
+        // underneath us anyway, reads fault (SIGBUS) — the accepted risk of every mmap reader.
+        let map = unsafe { Mmap::map(&file) }.map_err(io_err(path))?;
+        Self::from_map(map, path)
+    }
+
+    fn from_map(map: Mmap, path: &Path) -> Result<LabelSet> {
+        let file_len = map.len() as u64;
+        let b: &[u8] = &map;
+        if b.get(..8) != Some(&MAGIC[..]) {
+            return Err(Error::BadMagic { path: path.into() });
+        }
+        let version = le_u32(b, 8).ok_or_else(|| corrupt(path, "no version"))?;
+        if version != VERSION {
+            return Err(Error::UnsupportedVersion { path: path.into(), found: version, supported: VERSION });
+        }
+        let hlen = le_u32(b, 12).ok_or_else(|| corrupt(path, "no header length"))?;
+        if hlen > MAX_HEADER_BYTES {
+            return Err(corrupt(path, format!("header length {hlen} exceeds {MAX_HEADER_BYTES}")));
+        }
+        let hend = PREFIX_BYTES + hlen as usize;
+        let json = b.get(PREFIX_BYTES..hend).ok_or(Error::Truncated {
+            path: path.into(),
+            needed: hend as u64,
+            len: file_len,
+        })?;
+        let header: Header =
+            serde_json::from_slice(json).map_err(|e| corrupt(path, format!("header JSON: {e}")))?;
+        let norm: Normalization =
+            header.normalization.parse().map_err(|e| corrupt(path, format!("header normalization: {e}")))?;
+
+        let f = &header.filter;
+        if f.kind != "blocked-bloom-512" {
+            return Err(corrupt(path, format!("unknown filter kind {:?}", f.kind)));
+        }
+        if f.k == 0 || f.k > filter::MAX_K || f.blocks == 0 {
+            return Err(corrupt(path, format!("bad filter parameters k={} blocks={}", f.k, f.blocks)));
+        }
+        let s = &header.sections;
+        if s.index_bits > MAX_INDEX_BITS {
+            return Err(corrupt(path, format!("index_bits {} > {MAX_INDEX_BITS}", s.index_bits)));
+        }
+        let n = header.counts.entries;
+        let sources = header.counts.sources;
+        if n > u32::MAX as u64 || sources > u32::MAX as u64 {
+            return Err(corrupt(path, "entry or source count exceeds u32"));
+        }
+        let filter_len = f.blocks.checked_mul(filter::BLOCK_BYTES as u64);
+        let sections_start = (hend as u64).next_multiple_of(ALIGN);
+        if s.filter.offset < sections_start {
+            return Err(corrupt(path, "filter section overlaps the header"));
+        }
+        let filter = section(path, "filter", s.filter, filter_len, file_len)?;
+        let index = section(path, "index", s.index, Some(((1u64 << s.index_bits) + 1) * 4), file_len)?;
+        let entries = section(path, "entries", s.entries, Some(n * ENTRY_BYTES as u64), file_len)?;
+        let src_offsets =
+            section(path, "source offsets", s.source_offsets, Some((2 * sources + 1) * 8), file_len)?;
+        let src_blob = section(path, "source blob", s.source_blob, None, file_len)?;
+        // The last source offset bounds the blob; per-source offsets are checked on access.
+        let last = le_u64(b, src_offsets.end - 8).unwrap_or(u64::MAX);
+        if last > s.source_blob.len {
+            return Err(corrupt(path, "source offsets point past the source blob"));
+        }
+        Ok(LabelSet {
+            path: path.into(),
+            norm,
+            n: n as usize,
+            sources: sources as usize,
+            index_bits: s.index_bits,
+            blocks: f.blocks,
+            k: f.k,
+            header,
+            filter,
+            index,
+            entries,
+            src_offsets,
+            src_blob,
+            map,
+        })
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    pub fn kind(&self) -> Kind {
+        self.header.kind
+    }
+    pub fn normalization(&self) -> Normalization {
+        self.norm
+    }
+    /// Distinct digests in the set.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+    /// Number of sources.
+    pub fn source_count(&self) -> usize {
+        self.sources
+    }
+    /// File size in bytes.
+    pub fn file_size(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    /// Error unless the file was built with `expected` normalization (DESIGN.md: a mismatch is
+    /// an error, since hashes of differently normalized chunks never match).
+    pub fn check_normalization(&self, expected: &Normalization) -> Result<()> {
+        if &self.norm != expected {
+            return Err(Error::NormalizationMismatch {
+                path: self.path.clone(),
+                found: self.norm.to_string(),
+                expected: expected.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The filter answer alone (`false` = certainly absent).
+    #[inline]
+    pub fn may_contain(&self, d: &Sha1Digest) -> bool {
+        filter::may_contain(&self.map[self.filter.clone()], self.blocks, self.k, d)
+    }
+
+    /// Exact-table search alone, skipping the filter.
+    pub fn lookup_exact(&self, d: &Sha1Digest) -> Option<SourceId> {
+        let b: &[u8] = &self.map;
+        let bucket = if self.index_bits == 0 {
+            0
+        } else {
+            (u32::from_be_bytes([d[0], d[1], d[2], d[3]]) >> (32 - self.index_bits)) as usize
+        };
+        let at = self.index.start + bucket * 4;
+        // Clamp instead of trusting the index: a corrupt index can only cause misses.
+        let lo = (le_u32(b, at)? as usize).min(self.n);
+        let hi = (le_u32(b, at + 4)? as usize).min(self.n);
+        let table = b.get(self.entries.clone())?;
+        let (mut lo, mut hi) = (lo, hi.max(lo));
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let e = table.get(mid * ENTRY_BYTES..(mid + 1) * ENTRY_BYTES)?;
+            match e[..20].cmp(&d[..]) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return le_u32(e, 20),
+            }
+        }
+        None
+    }
+
+    /// Look a digest up: filter first (one cache line), then the exact table.
+    #[inline]
+    pub fn lookup(&self, d: &Sha1Digest) -> Option<SourceId> {
+        if !self.may_contain(d) {
+            return None;
+        }
+        self.lookup_exact(d)
+    }
+
+    /// Normalize and hash `raw_text` with this set's normalization, then look it up.
+    pub fn lookup_text(&self, raw_text: &str) -> Option<SourceId> {
+        self.lookup(&detector::fingerprint::chunk_hash(&self.norm.apply(raw_text)))
+    }
+
+    /// The source with id `id`, or `None` when out of range or corrupt.
+    pub fn source(&self, id: SourceId) -> Option<Source<'_>> {
+        let i = id as usize;
+        if i >= self.sources {
+            return None;
+        }
+        let b: &[u8] = &self.map;
+        let o = |j: usize| le_u64(b, self.src_offsets.start + j * 8).and_then(|v| usize::try_from(v).ok());
+        let (t0, t1, u1) = (o(2 * i)?, o(2 * i + 1)?, o(2 * i + 2)?);
+        let blob = b.get(self.src_blob.clone())?;
+        let title = std::str::from_utf8(blob.get(t0..t1)?).ok()?;
+        let url = std::str::from_utf8(blob.get(t1..u1)?).ok()?;
+        Some(Source { title, url })
+    }
+
+    /// Iterate over all `(digest, source)` entries in digest order.
+    pub fn iter(&self) -> impl Iterator<Item = (Sha1Digest, SourceId)> + '_ {
+        let table = &self.map[self.entries.clone()];
+        table.chunks_exact(ENTRY_BYTES).filter_map(|e| {
+            let d: Sha1Digest = e[..20].try_into().ok()?;
+            Some((d, le_u32(e, 20)?))
+        })
+    }
+
+    /// Full consistency check, reading every section (O(file size)); `open` only checks
+    /// bounds. Verifies: entries strictly sorted, source ids in range, every entry in the
+    /// filter and found through the index, source offsets monotone and UTF-8.
+    pub fn verify(&self) -> Result<()> {
+        let p = &self.path;
+        let mut prev: Option<Sha1Digest> = None;
+        for (i, (d, s)) in self.iter().enumerate() {
+            if prev.is_some_and(|q| q >= d) {
+                return Err(corrupt(p, format!("entry {i} out of order")));
+            }
+            if s as usize >= self.sources {
+                return Err(corrupt(p, format!("entry {i} has source id {s} ≥ {}", self.sources)));
+            }
+            if !self.may_contain(&d) {
+                return Err(corrupt(p, format!("entry {i} missing from the filter")));
+            }
+            if self.lookup_exact(&d) != Some(s) {
+                return Err(corrupt(p, format!("entry {i} not reachable through the index")));
+            }
+            prev = Some(d);
+        }
+        for id in 0..self.sources {
+            if self.source(id as SourceId).is_none() {
+                return Err(corrupt(p, format!("source {id} has bad offsets or is not UTF-8")));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ChunkLookup for LabelSet {
+    fn lookup(&self, hash: &Sha1Digest) -> Option<SourceId> {
+        LabelSet::lookup(self, hash)
+    }
+}
+
+/// Prefix-index width for `n` entries: the smallest `b` with at most 16 entries per bucket on
+/// average (8–16), so a lookup is a binary search over a few cache lines; at 75 M entries
+/// `b` = 23, 8 M buckets, 32 MB.
+pub fn index_bits_for(n: u64) -> u32 {
+    let mut b = 0;
+    while b < 24 && (n >> b) > 16 {
+        b += 1;
+    }
+    b
+}
+
+/// What the writer needs: entries sorted by digest and deduplicated.
+pub(crate) struct WriteInput<'a> {
+    pub header: Header,
+    pub entries: &'a [(Sha1Digest, SourceId)],
+    pub sources: &'a [(String, String)],
+    pub bits_per_key: u32,
+    pub k: u32,
+}
+
+fn pad(w: &mut impl Write, pos: &mut u64) -> std::io::Result<()> {
+    let next = pos.next_multiple_of(ALIGN);
+    w.write_all(&vec![0u8; (next - *pos) as usize])?;
+    *pos = next;
+    Ok(())
+}
+
+/// Write a label set atomically: to a temporary file in the same directory, fsync, rename.
+pub(crate) fn write_file(path: &Path, mut input: WriteInput<'_>) -> Result<Header> {
+    let n = input.entries.len() as u64;
+    if n > u32::MAX as u64 || input.sources.len() as u64 > u32::MAX as u64 {
+        return Err(Error::TooLarge(format!("{n} entries, {} sources (max 2^32-1)", input.sources.len())));
+    }
+    // Filter.
+    let mut bloom = filter::BlockedBloom::with_capacity(n, input.bits_per_key, input.k);
+    for (d, _) in input.entries {
+        bloom.insert(d);
+    }
+    // Prefix index: start position of each bucket, plus the end.
+    let bits = index_bits_for(n);
+    let buckets = 1usize << bits;
+    let mut index = Vec::with_capacity((buckets + 1) * 4);
+    let mut pos = 0usize;
+    for bucket in 0..buckets {
+        while pos < input.entries.len() && {
+            let d = &input.entries[pos].0;
+            let top = if bits == 0 { 0 } else { u32::from_be_bytes([d[0], d[1], d[2], d[3]]) >> (32 - bits) };
+            (top as usize) < bucket
+        } {
+            pos += 1;
+        }
+        index.extend_from_slice(&(pos as u32).to_le_bytes());
+    }
+    index.extend_from_slice(&(n as u32).to_le_bytes());
+    // Sources.
+    let mut offsets = Vec::with_capacity((input.sources.len() * 2 + 1) * 8);
+    let mut blob_len = 0u64;
+    offsets.extend_from_slice(&0u64.to_le_bytes());
+    for (t, u) in input.sources {
+        blob_len += t.len() as u64;
+        offsets.extend_from_slice(&blob_len.to_le_bytes());
+        blob_len += u.len() as u64;
+        offsets.extend_from_slice(&blob_len.to_le_bytes());
+    }
+
+    // Lay out sections after the header. The header length depends on the offsets it holds,
+    // so iterate until the JSON length stops changing (twice at most in practice).
+    let lens = [
+        bloom.as_bytes().len() as u64,
+        index.len() as u64,
+        n * ENTRY_BYTES as u64,
+        offsets.len() as u64,
+        blob_len,
+    ];
+    input.header.filter = FilterParams {
+        kind: "blocked-bloom-512".into(),
+        blocks: bloom.blocks(),
+        bits_per_key: input.bits_per_key,
+        k: bloom.k(),
+        expected_fp_rate: filter::expected_fp_rate(n, bloom.blocks(), bloom.k()),
+    };
+    input.header.counts.entries = n;
+    input.header.counts.sources = input.sources.len() as u64;
+    let mut json = Vec::new();
+    for _ in 0..8 {
+        let mut at = (PREFIX_BYTES as u64 + json.len() as u64).next_multiple_of(ALIGN);
+        let mut secs = [Section::default(); 5];
+        for (s, len) in secs.iter_mut().zip(lens) {
+            *s = Section { offset: at, len };
+            at = (at + len).next_multiple_of(ALIGN);
+        }
+        input.header.sections = Sections {
+            filter: secs[0],
+            index: secs[1],
+            index_bits: bits,
+            entries: secs[2],
+            source_offsets: secs[3],
+            source_blob: secs[4],
+        };
+        let next = serde_json::to_vec(&input.header)
+            .map_err(|e| Error::Input { path: path.into(), reason: format!("serializing header: {e}") })?;
+        let stable = next.len() == json.len();
+        json = next;
+        if stable {
+            break;
+        }
+    }
+    if json.len() > MAX_HEADER_BYTES as usize {
+        return Err(Error::TooLarge(format!("header JSON is {} bytes", json.len())));
+    }
+
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let fname =
+        path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| "labelset".into());
+    let tmp = dir.join(format!(".{fname}.tmp-{}", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let file = File::create(&tmp)?;
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        let mut at = 0u64;
+        w.write_all(MAGIC)?;
+        w.write_all(&VERSION.to_le_bytes())?;
+        w.write_all(&(json.len() as u32).to_le_bytes())?;
+        w.write_all(&json)?;
+        at += (PREFIX_BYTES + json.len()) as u64;
+        pad(&mut w, &mut at)?;
+        w.write_all(bloom.as_bytes())?;
+        at += lens[0];
+        pad(&mut w, &mut at)?;
+        w.write_all(&index)?;
+        at += lens[1];
+        pad(&mut w, &mut at)?;
+        for (d, s) in input.entries {
+            w.write_all(d)?;
+            w.write_all(&s.to_le_bytes())?;
+        }
+        at += lens[2];
+        pad(&mut w, &mut at)?;
+        w.write_all(&offsets)?;
+        at += lens[3];
+        pad(&mut w, &mut at)?;
+        for (t, u) in input.sources {
+            w.write_all(t.as_bytes())?;
+            w.write_all(u.as_bytes())?;
+        }
+        let file = w.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::Io { path: tmp, source: e });
+    }
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::Io { path: path.into(), source: e }
+    })?;
+    Ok(input.header)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_bits_grow_with_size() {
+        assert_eq!(index_bits_for(0), 0);
+        assert_eq!(index_bits_for(16), 0);
+        assert_eq!(index_bits_for(10_000_000), 20);
+        assert_eq!(index_bits_for(75_000_000), 23);
+        assert_eq!(index_bits_for(u32::MAX as u64), 24);
+    }
+}

@@ -1,0 +1,260 @@
+//! Input readers (no network): a directory of pages, Wikimedia Enterprise HTML dumps
+//! (NDJSON), MediaWiki XML export dumps. Each feeds a [`DocumentSink`].
+//!
+//! Compressed input (`.gz`, `.bz2`, multi-stream included) is recognized by its magic bytes,
+//! not its name. Tar archives (Enterprise dumps ship as `.tar.gz` of NDJSON) are not read:
+//! extract them first (`tar xzf … && ditto labelset build --enterprise part.ndjson`).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use quick_xml::events::Event;
+use serde::Deserialize;
+
+use crate::builder::DocumentSink;
+use crate::{io_err, wikitext, Error, Result};
+
+/// English Wikipedia article URL prefix.
+pub const ENWIKI_URL_PREFIX: &str = "https://en.wikipedia.org/wiki/";
+
+/// What a reader read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadStats {
+    /// Documents handed to the sink.
+    pub documents: u64,
+    /// Records skipped: other namespaces, redirects, unparsable NDJSON lines, unreadable files.
+    pub skipped: u64,
+}
+
+/// Open a file, transparently decompressing gzip or bzip2 (detected by magic bytes).
+pub fn open_maybe_compressed(path: &Path) -> Result<Box<dyn BufRead>> {
+    let file = File::open(path).map_err(io_err(path))?;
+    let mut r = BufReader::with_capacity(1 << 16, file);
+    let head = r.fill_buf().map_err(io_err(path))?;
+    Ok(if head.starts_with(&[0x1f, 0x8b]) {
+        Box::new(BufReader::with_capacity(1 << 16, flate2::read::MultiGzDecoder::new(r)))
+    } else if head.starts_with(b"BZh") {
+        Box::new(BufReader::with_capacity(1 << 16, bzip2::read::MultiBzDecoder::new(r)))
+    } else {
+        Box::new(r)
+    })
+}
+
+/// Title from a file stem: `Abstract_(law)` → `Abstract (law)`.
+pub fn title_from_stem(stem: &str) -> String {
+    stem.replace('_', " ")
+}
+
+/// Wikipedia-style URL for a title: spaces → underscores after the prefix.
+pub fn url_for_title(prefix: &str, title: &str) -> String {
+    format!("{prefix}{}", title.replace(' ', "_"))
+}
+
+fn content_type_for(path: &Path) -> Option<&'static str> {
+    match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+        "html" | "htm" => Some("text/html"),
+        "txt" => Some("text/plain"),
+        _ => None,
+    }
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut entries: Vec<PathBuf> = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(io_err(dir))? {
+        entries.push(e.map_err(io_err(dir))?.path());
+    }
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            collect_files(&p, out)?;
+        } else if content_type_for(&p).is_some() {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Every `.html`, `.htm` and `.txt` file under `dir` (recursive, sorted by path) becomes one
+/// source: title = file stem with `_` → space; URL = `url_prefix` + file stem when a prefix is
+/// given (`https://en.wikipedia.org/wiki/` for `shared/data/wikipedia/articles`), else the
+/// path relative to `dir`.
+pub fn read_directory(
+    dir: &Path,
+    url_prefix: Option<&str>,
+    sink: &mut dyn DocumentSink,
+) -> Result<ReadStats> {
+    let mut files = Vec::new();
+    collect_files(dir, &mut files)?;
+    let mut stats = ReadStats::default();
+    for path in files {
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let url = match url_prefix {
+            Some(prefix) => format!("{prefix}{stem}"),
+            None => path.strip_prefix(dir).unwrap_or(&path).to_string_lossy().into_owned(),
+        };
+        let body = std::fs::read(&path).map_err(io_err(&path))?;
+        sink.document(&title_from_stem(&stem), &url, &body, content_type_for(&path))?;
+        stats.documents += 1;
+    }
+    Ok(stats)
+}
+
+#[derive(Deserialize)]
+struct EnterpriseRecord {
+    name: String,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    namespace: Option<EnterpriseNamespace>,
+    #[serde(default)]
+    article_body: Option<EnterpriseBody>,
+}
+
+#[derive(Deserialize)]
+struct EnterpriseNamespace {
+    #[serde(default)]
+    identifier: Option<i64>,
+}
+
+#[derive(Deserialize)]
+struct EnterpriseBody {
+    #[serde(default)]
+    html: Option<String>,
+}
+
+/// Wikimedia Enterprise HTML dump: NDJSON, one article per line with `name`, `url`,
+/// `article_body.html` (plain, `.gz` or `.bz2`). Records of a namespace other than 0, without
+/// HTML, or that fail to parse are skipped and counted.
+pub fn read_enterprise_ndjson(path: &Path, sink: &mut dyn DocumentSink) -> Result<ReadStats> {
+    let r = open_maybe_compressed(path)?;
+    read_enterprise_ndjson_from(r, path, sink)
+}
+
+/// As [`read_enterprise_ndjson`], from any reader (`path` names it in errors).
+pub fn read_enterprise_ndjson_from(
+    mut r: impl BufRead,
+    path: &Path,
+    sink: &mut dyn DocumentSink,
+) -> Result<ReadStats> {
+    let mut stats = ReadStats::default();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if r.read_until(b'\n', &mut line).map_err(io_err(path))? == 0 {
+            break;
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let Ok(rec) = serde_json::from_slice::<EnterpriseRecord>(&line) else {
+            stats.skipped += 1;
+            continue;
+        };
+        let ns = rec.namespace.and_then(|n| n.identifier).unwrap_or(0);
+        let Some(html) = rec.article_body.and_then(|b| b.html) else {
+            stats.skipped += 1;
+            continue;
+        };
+        if ns != 0 {
+            stats.skipped += 1;
+            continue;
+        }
+        let url = rec.url.unwrap_or_else(|| url_for_title(ENWIKI_URL_PREFIX, &rec.name));
+        sink.document(&rec.name, &url, html.as_bytes(), Some("text/html"))?;
+        stats.documents += 1;
+    }
+    Ok(stats)
+}
+
+/// MediaWiki XML export dump (`pages-articles`, plain or `.bz2`/`.gz`), streamed: only pages
+/// in namespace 0 that are not redirects; wikitext reduced to paragraphs by
+/// [`wikitext::paragraphs`]. URL = `url_prefix` + title with spaces → `_`.
+pub fn read_mediawiki_xml(path: &Path, url_prefix: &str, sink: &mut dyn DocumentSink) -> Result<ReadStats> {
+    let r = open_maybe_compressed(path)?;
+    read_mediawiki_xml_from(r, path, url_prefix, sink)
+}
+
+#[derive(PartialEq, Clone, Copy)]
+enum Field {
+    None,
+    Title,
+    Ns,
+    Text,
+}
+
+/// As [`read_mediawiki_xml`], from any reader (`path` names it in errors).
+pub fn read_mediawiki_xml_from(
+    r: impl BufRead,
+    path: &Path,
+    url_prefix: &str,
+    sink: &mut dyn DocumentSink,
+) -> Result<ReadStats> {
+    let mut reader = quick_xml::Reader::from_reader(r);
+    reader.config_mut().check_end_names = false;
+    let mut stats = ReadStats::default();
+    let mut buf = Vec::new();
+    let (mut title, mut ns, mut text) = (String::new(), String::new(), String::new());
+    let mut redirect = false;
+    let mut in_page = false;
+    let mut in_revision = false;
+    let mut field = Field::None;
+    let xml_err = |e: quick_xml::Error, pos: u64| Error::Input {
+        path: path.to_path_buf(),
+        reason: format!("XML error at byte {pos}: {e}"),
+    };
+    loop {
+        let ev = reader.read_event_into(&mut buf).map_err(|e| xml_err(e, reader.buffer_position()))?;
+        match ev {
+            Event::Start(e) => match e.local_name().as_ref() {
+                b"page" => {
+                    in_page = true;
+                    title.clear();
+                    ns.clear();
+                    text.clear();
+                    redirect = false;
+                }
+                b"revision" => in_revision = true,
+                b"title" if in_page && !in_revision => field = Field::Title,
+                b"ns" if in_page && !in_revision => field = Field::Ns,
+                // Only the first revision's text (pages-articles dumps have one).
+                b"text" if in_revision && text.is_empty() => field = Field::Text,
+                b"redirect" if in_page => redirect = true,
+                _ => {}
+            },
+            Event::Empty(e) if in_page && e.local_name().as_ref() == b"redirect" => redirect = true,
+            Event::Text(t) if field != Field::None => {
+                let s = t.unescape().map_err(|e| xml_err(e, reader.buffer_position()))?;
+                match field {
+                    Field::Title => title.push_str(&s),
+                    Field::Ns => ns.push_str(&s),
+                    Field::Text => text.push_str(&s),
+                    Field::None => {}
+                }
+            }
+            Event::CData(t) if field == Field::Text => text.push_str(&String::from_utf8_lossy(&t)),
+            Event::End(e) => match e.local_name().as_ref() {
+                b"title" | b"ns" | b"text" => field = Field::None,
+                b"revision" => in_revision = false,
+                b"page" => {
+                    in_page = false;
+                    // Dumps without <ns> (very old schemas) are taken as articles.
+                    let article = ns.trim().is_empty() || ns.trim() == "0";
+                    if !article || redirect || wikitext::is_redirect(&text) {
+                        stats.skipped += 1;
+                    } else {
+                        let paras = wikitext::paragraphs(&text);
+                        let url = url_for_title(url_prefix, title.trim());
+                        sink.paragraphs(title.trim(), &url, text.as_bytes(), &paras)?;
+                        stats.documents += 1;
+                    }
+                }
+                _ => {}
+            },
+            Event::Eof => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    Ok(stats)
+}
