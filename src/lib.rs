@@ -1,4 +1,8 @@
-//! `ditto`: the pipeline wiring, sources, reports and CLI on top of `detector`,
+//! `ditto`: the pipeline wiring, sources, reports and CLI glue on top of `detector`,
 //! `labelsets` and `store`. See ARCHITECTURE.md for the tour.
 
+pub mod labels;
+pub mod pipeline;
+pub mod report;
 pub mod source;
+pub mod summary;

@@ -43,8 +43,17 @@ pub fn chunk_hash(normalized: &str) -> Sha1Digest {
 
 /// Normalize and hash every block; hash the body.
 pub fn fingerprint<S: AsRef<str>>(body: &[u8], blocks: &[S], norm: &Normalization) -> Fingerprints {
-    let mut fp =
-        Fingerprints { file_hash: sha1(body), chunks: Vec::with_capacity(blocks.len()), empty_blocks: 0 };
+    fingerprint_with_file_hash(sha1(body), blocks, norm)
+}
+
+/// As [`fingerprint`], with the file hash already computed (the pipeline hashes the body
+/// early to skip pages a store already has).
+pub fn fingerprint_with_file_hash<S: AsRef<str>>(
+    file_hash: Sha1Digest,
+    blocks: &[S],
+    norm: &Normalization,
+) -> Fingerprints {
+    let mut fp = Fingerprints { file_hash, chunks: Vec::with_capacity(blocks.len()), empty_blocks: 0 };
     for (i, block) in blocks.iter().enumerate() {
         let text = norm.apply(block.as_ref());
         if text.is_empty() {

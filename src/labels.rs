@@ -1,0 +1,234 @@
+//! Glue between the CLI and the `labelsets` crate: building label sets from every input
+//! kind (including WARC files, which this crate reads), and loading label sets and stop
+//! lists for a scan.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use detector::matching::{ChunkLookup, StopList};
+use detector::{Normalization, Sha1Digest};
+use labelsets::{DocumentSink, Kind, LabelSet, LabelSetBuilder, StopChunks};
+use store::{LabelSetIdentity, Store};
+
+use crate::pipeline::stages::Matcher;
+use crate::report::SourceNames;
+use crate::source::warc::WarcPages;
+
+pub struct BuildConfig {
+    pub name: String,
+    pub kind: String,
+    pub normalization: Normalization,
+    pub min_chars: usize,
+    pub url_prefix: Option<String>,
+    pub description: String,
+    pub inputs: Vec<PathBuf>,
+    pub output: PathBuf,
+}
+
+/// What kind of label-set input a path is.
+fn input_kind(p: &Path) -> &'static str {
+    let name = p.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let base = name.trim_end_matches(".gz").trim_end_matches(".bz2");
+    if p.is_dir() {
+        "dir"
+    } else if base.ends_with(".warc") {
+        "warc"
+    } else if base.ends_with(".ndjson") || base.ends_with(".jsonl") || base.ends_with(".json") {
+        "ndjson"
+    } else if base.ends_with(".xml") {
+        "xml"
+    } else {
+        "file"
+    }
+}
+
+/// `ditto labelset build`.
+pub fn build(cfg: &BuildConfig) -> Result<()> {
+    let kind: Kind = cfg.kind.parse().map_err(|e| anyhow::anyhow!("--kind: {e}"))?;
+    let description = if cfg.description.is_empty() {
+        cfg.inputs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    } else {
+        cfg.description.clone()
+    };
+    let min_chars = u32::try_from(cfg.min_chars).context("--min-chars is too large")?;
+    let mut b = LabelSetBuilder::new(&cfg.name, kind, cfg.normalization, min_chars, &description);
+    for input in &cfg.inputs {
+        let before = b.kept();
+        match input_kind(input) {
+            "dir" => labelsets::readers::read_directory(input, cfg.url_prefix.as_deref(), &mut b).map(|_| ()),
+            "file" => read_file_into(input, cfg.url_prefix.as_deref(), &mut b),
+            "ndjson" => labelsets::readers::read_enterprise_ndjson(input, &mut b).map(|_| ()),
+            "xml" => labelsets::readers::read_mediawiki_xml(
+                input,
+                cfg.url_prefix.as_deref().unwrap_or(labelsets::readers::ENWIKI_URL_PREFIX),
+                &mut b,
+            )
+            .map(|_| ()),
+            _ => {
+                read_warc_into(input, &mut b)?;
+                Ok(())
+            }
+        }
+        .with_context(|| format!("reading {}", input.display()))?;
+        eprintln!("{}: {} entries kept", input.display(), b.kept() - before);
+    }
+    if b.kept() == 0 {
+        bail!("no chunks kept from the inputs (min chars {}): nothing to write", cfg.min_chars);
+    }
+    let header = b.write(&cfg.output).with_context(|| format!("writing {}", cfg.output.display()))?;
+    eprintln!("wrote {}", cfg.output.display());
+    print!("{}", labelsets::info::render_header_text(&header));
+    Ok(())
+}
+
+/// One HTML or text file as one source.
+fn read_file_into(
+    path: &Path,
+    url_prefix: Option<&str>,
+    sink: &mut dyn DocumentSink,
+) -> labelsets::Result<()> {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let url = match url_prefix {
+        Some(p) => format!("{p}{stem}"),
+        None => path.display().to_string(),
+    };
+    let body = std::fs::read(path)
+        .map_err(|e| labelsets::Error::Input { path: path.to_path_buf(), reason: e.to_string() })?;
+    let name = path.to_string_lossy().to_lowercase();
+    let ct = if name.ends_with(".txt") { Some("text/plain") } else { None };
+    sink.document(&labelsets::readers::title_from_stem(&stem), &url, &body, ct)
+}
+
+/// Feed every page of a WARC file to a label-set sink; the page URL is the source.
+fn read_warc_into(path: &Path, sink: &mut dyn DocumentSink) -> Result<()> {
+    let mut pages = WarcPages::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut errors = 0u64;
+    for item in pages.by_ref() {
+        match item {
+            Ok(page) if (200..300).contains(&page.status) => {
+                let title = page.url.clone();
+                sink.document(&title, &page.url, &page.body, page.content_type.as_deref())?;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                errors += 1;
+                if errors <= 5 {
+                    eprintln!("warning: {}: {e}", path.display());
+                }
+            }
+        }
+    }
+    if errors > 5 {
+        eprintln!("warning: {}: {errors} read errors in all", path.display());
+    }
+    Ok(())
+}
+
+/// `ditto labelset info`.
+pub fn info(path: &Path, json: bool) -> Result<()> {
+    let ls = LabelSet::open(path).with_context(|| format!("opening {}", path.display()))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&labelsets::info::render_json(&ls))?);
+    } else {
+        print!("{}", labelsets::info::render_text(&ls));
+    }
+    Ok(())
+}
+
+/// Label sets and stop lists opened for a scan.
+pub struct Loaded {
+    pub identity: LabelSetIdentity,
+    pub normalization: Normalization,
+    pub matcher: Matcher,
+}
+
+struct Lookup(LabelSet);
+impl ChunkLookup for Lookup {
+    fn lookup(&self, h: &Sha1Digest) -> Option<u32> {
+        self.0.lookup(h)
+    }
+}
+
+/// Several stop lists as one.
+struct Stops(Vec<Box<dyn StopList + Send + Sync>>);
+impl StopList for Stops {
+    fn is_stop(&self, h: &Sha1Digest) -> bool {
+        self.0.iter().any(|s| s.is_stop(h))
+    }
+}
+
+pub fn load_for_scan(
+    labelset: &Path,
+    file_labelset: Option<&Path>,
+    stop_paths: &[PathBuf],
+    default_stops: bool,
+) -> Result<Loaded> {
+    let ls = LabelSet::open(labelset).with_context(|| format!("opening label set {}", labelset.display()))?;
+    if ls.kind() != Kind::Chunks {
+        bail!("{} is a label set of {}, --labelset needs one of chunks", labelset.display(), ls.kind());
+    }
+    let norm = ls.normalization();
+    let h = ls.header();
+    let identity = LabelSetIdentity {
+        name: h.name.clone(),
+        normalization: norm.to_string(),
+        entries: ls.len() as u64,
+        min_chars: h.min_chars as u64,
+    };
+    let files = match file_labelset {
+        None => None,
+        Some(p) => {
+            let f = LabelSet::open(p).with_context(|| format!("opening file label set {}", p.display()))?;
+            if f.kind() != Kind::Files {
+                bail!("{} is a label set of {}, --file-labelset needs one of files", p.display(), f.kind());
+            }
+            Some(Arc::new(Lookup(f)) as Arc<dyn ChunkLookup + Send + Sync>)
+        }
+    };
+    let mut stops: Vec<Box<dyn StopList + Send + Sync>> = Vec::new();
+    if default_stops {
+        stops.push(Box::new(StopChunks::default_list(norm)));
+    }
+    for p in stop_paths {
+        let s = StopChunks::load(p, norm).with_context(|| format!("loading stop chunks {}", p.display()))?;
+        stops.push(Box::new(s));
+    }
+    Ok(Loaded {
+        identity,
+        normalization: norm,
+        matcher: Matcher {
+            chunks: Arc::new(Lookup(ls)),
+            files,
+            stops: Arc::new(Stops(stops)),
+            evidence_per_page: 3,
+            passage_chars: 300,
+        },
+    })
+}
+
+struct LabelSetNames(LabelSet);
+impl SourceNames for LabelSetNames {
+    fn name(&self, id: u32) -> Option<(String, String)> {
+        self.0.source(id).map(|s| (s.title.to_string(), s.url.to_string()))
+    }
+}
+
+/// Source titles for reports: the given label set, or the one the store was scanned with.
+pub fn source_names(store: &Store, labelset: Option<&Path>) -> Box<dyn SourceNames> {
+    let path = match labelset {
+        Some(p) => Some(p.to_path_buf()),
+        None => store.meta("labelset_path").ok().flatten().map(PathBuf::from),
+    };
+    match path.map(|p| (LabelSet::open(&p), p)) {
+        Some((Ok(ls), _)) => Box::new(LabelSetNames(ls)),
+        Some((Err(e), p)) => {
+            eprintln!(
+                "warning: cannot open label set {} for source titles ({e}); showing source ids",
+                p.display()
+            );
+            Box::new(crate::report::NoSourceNames)
+        }
+        None => Box::new(crate::report::NoSourceNames),
+    }
+}

@@ -1,0 +1,50 @@
+//! A CPU stage as a pool of worker threads between two bounded channels.
+
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crossbeam_channel::{Receiver, Sender};
+
+use super::metrics::StageMetrics;
+
+/// Spawn `workers` threads that each take items from `rx`, apply `f`, and send what it
+/// returns to `tx`. The stage ends when `rx` is closed and drained; `tx` closes when the
+/// last worker drops its clone. Bounded channels on both sides give back-pressure.
+pub fn spawn_pool<I, O, F>(
+    metrics: Arc<StageMetrics>,
+    workers: usize,
+    rx: Receiver<I>,
+    tx: Sender<O>,
+    f: F,
+) -> Vec<JoinHandle<()>>
+where
+    I: Send + 'static,
+    O: Send + 'static,
+    F: Fn(I) -> Option<O> + Send + Sync + 'static,
+{
+    let f = Arc::new(f);
+    metrics.workers.store(workers.max(1) as u64, std::sync::atomic::Ordering::Relaxed);
+    (0..workers.max(1))
+        .map(|i| {
+            let (rx, tx, f, metrics) = (rx.clone(), tx.clone(), f.clone(), metrics.clone());
+            std::thread::Builder::new()
+                .name(format!("{}-{i}", metrics.name))
+                .spawn(move || {
+                    for item in rx {
+                        let start = Instant::now();
+                        let out = f(item);
+                        metrics.record(start.elapsed(), out.is_some());
+                        if let Some(out) = out {
+                            if tx.send(out).is_err() {
+                                // Downstream is gone (it failed); stop quietly, the
+                                // pipeline reports its error.
+                                return;
+                            }
+                        }
+                    }
+                })
+                .expect("spawning a pipeline thread")
+        })
+        .collect()
+}

@@ -1,0 +1,189 @@
+//! The per-page work of each pipeline stage, as plain functions with typed input and output
+//! so they can be tested without threads: trap filter → clean → fingerprint → match.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use detector::clean::{sniff_kind, CleanedDoc};
+use detector::fingerprint::{fingerprint_with_file_hash, sha1, Sha1Digest};
+use detector::matching::{match_page, ChunkLookup, StopList};
+use detector::{CleanOptions, NeighborhoodAccumulator, Normalization, Page, TrapReason, TrapRules};
+use store::{Evidence, PageRecord, PageWrite, SourceCount, Store};
+
+use super::metrics::{SkipReason, Skips};
+
+/// A page that passed the trap filter, with its body digest (the file hash, §3.1 step 1).
+pub struct FilteredPage {
+    pub page: Page,
+    pub file_hash: Sha1Digest,
+}
+
+/// A cleaned page: its text blocks (and links, when asked for).
+pub struct CleanedPage {
+    pub page: Page,
+    pub file_hash: Sha1Digest,
+    pub doc: CleanedDoc,
+}
+
+/// A fingerprinted page: chunk hash vector and file hash; the body is no longer needed.
+pub struct FingerprintedPage {
+    pub page: Page,
+    pub doc: CleanedDoc,
+    pub fp: detector::Fingerprints,
+}
+
+/// Settings of the trap filter stage.
+pub struct FilterSettings {
+    pub traps: TrapRules,
+    /// Skip pages the store already has (URL + digest) before any work is done.
+    pub store: Option<Arc<Store>>,
+}
+
+/// Trap filter (§3.4.1): recursion errors, non-2xx statuses, non-text payloads and pages
+/// already stored are skipped and counted.
+pub fn filter(mut page: Page, s: &FilterSettings, skips: &Skips) -> Option<FilteredPage> {
+    if !(200..300).contains(&page.status) {
+        skips.add(SkipReason::StatusNot2xx, 1);
+        return None;
+    }
+    if let Some(reason) = s.traps.check(&page.url) {
+        skips.add(
+            match reason {
+                TrapReason::RepeatedPath => SkipReason::TrapRepeatedPath,
+                TrapReason::TooDeep => SkipReason::TrapTooDeep,
+            },
+            1,
+        );
+        return None;
+    }
+    if sniff_kind(page.content_type.as_deref(), &page.body).is_none() {
+        skips.add(SkipReason::NotText, 1);
+        return None;
+    }
+    let file_hash = sha1(&page.body);
+    if let Some(store) = &s.store {
+        match store.has_page(&page.url, &file_hash) {
+            Ok(true) => {
+                skips.add(SkipReason::AlreadyStored, 1);
+                return None;
+            }
+            Ok(false) => {}
+            Err(e) => skips.error(format!("{}: store lookup failed: {e}", page.url)),
+        }
+    }
+    page.url.shrink_to_fit();
+    Some(FilteredPage { page, file_hash })
+}
+
+/// Clean stage (§3.1 step 2): HTML or text → blocks.
+pub fn clean(p: FilteredPage, opts: &CleanOptions) -> CleanedPage {
+    let doc = detector::clean(&p.page.body, p.page.content_type.as_deref(), Some(&p.page.url), opts);
+    CleanedPage { page: p.page, file_hash: p.file_hash, doc }
+}
+
+/// Fingerprint stage (§3.1 steps 1–2): normalized chunk SHA-1s; the body is dropped.
+pub fn fingerprint(mut p: CleanedPage, norm: &Normalization) -> FingerprintedPage {
+    let fp = fingerprint_with_file_hash(p.file_hash, &p.doc.blocks, norm);
+    p.page.body = Vec::new();
+    FingerprintedPage { page: p.page, doc: p.doc, fp }
+}
+
+/// What the match stage needs: the label sets and the stop list.
+pub struct Matcher {
+    pub chunks: Arc<dyn ChunkLookup + Send + Sync>,
+    pub files: Option<Arc<dyn ChunkLookup + Send + Sync>>,
+    pub stops: Arc<dyn StopList + Send + Sync>,
+    /// How many copied passages to keep per page as evidence.
+    pub evidence_per_page: usize,
+    /// Longest passage kept, in chars.
+    pub passage_chars: usize,
+}
+
+/// Match stage (§3.1 steps 4–6): stop-chunk removal, `contains`, and the page's
+/// neighborhoods and accumulator contribution.
+pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
+    let v = match_page(
+        &p.fp,
+        m.chunks.as_ref(),
+        m.files.as_deref().map(|f| f as &dyn ChunkLookup),
+        m.stops.as_ref(),
+    );
+    let mut per_source: HashMap<u32, u32> = HashMap::new();
+    for cm in &v.matches {
+        *per_source.entry(cm.source).or_default() += 1;
+    }
+    let mut sources: Vec<SourceCount> =
+        per_source.into_iter().map(|(source, chunks)| SourceCount { source, chunks }).collect();
+    sources.sort_by(|a, b| b.chunks.cmp(&a.chunks).then(a.source.cmp(&b.source)));
+    sources.truncate(20);
+    // Evidence: the first passage of each of the top sources, then more passages.
+    let mut evidence: Vec<Evidence> = Vec::new();
+    let mut used_blocks = Vec::new();
+    for round in 0..2 {
+        for cm in &v.matches {
+            if evidence.len() >= m.evidence_per_page {
+                break;
+            }
+            let new_source = !evidence.iter().any(|e| e.source == cm.source);
+            if (round == 0 && !new_source) || used_blocks.contains(&cm.block) {
+                continue;
+            }
+            if let Some(text) = p.doc.blocks.get(cm.block as usize) {
+                used_blocks.push(cm.block);
+                evidence.push(Evidence { source: cm.source, passage: shorten(text, m.passage_chars) });
+            }
+        }
+    }
+    let file_hash = p.fp.file_hash;
+    PageWrite {
+        neighborhoods: detector::neighborhoods(&p.page.url),
+        accumulator: NeighborhoodAccumulator::of_page(&v),
+        record: PageRecord {
+            url: p.page.url,
+            fetch_time: p.page.fetch_time,
+            status: p.page.status,
+            file_hash: detector::fingerprint::hex(&file_hash),
+            chunks: v.chunks,
+            labeled_chunks: v.labeled_chunks,
+            stop_chunks: v.stop_chunks,
+            contains: v.contains,
+            file_match: v.file_match,
+            sources,
+            evidence,
+            origin: p.page.origin,
+        },
+        file_hash,
+    }
+}
+
+/// Collapse whitespace and cut to `max` chars, ending with "…" when cut.
+pub fn shorten(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut n = 0;
+    for word in text.split_whitespace() {
+        if n > 0 {
+            out.push(' ');
+            n += 1;
+        }
+        for c in word.chars() {
+            if n >= max {
+                out.push('…');
+                return out;
+            }
+            out.push(c);
+            n += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shorten_collapses_and_cuts() {
+        assert_eq!(shorten("  a \n b  ", 10), "a b");
+        assert_eq!(shorten("abcdef", 3), "abc…");
+    }
+}

@@ -1,0 +1,134 @@
+//! Human summaries: the end of a scan and `ditto stats`.
+
+use anyhow::Result;
+use detector::MeanStd;
+use serde::Serialize;
+use store::Store;
+
+use crate::pipeline::ScanStats;
+
+/// What `ditto stats` prints.
+#[derive(Debug, Serialize)]
+pub struct StoreSummary {
+    pub pages: u64,
+    pub chunks: u64,
+    pub labeled_chunks: u64,
+    pub pages_with_labeled_chunks: u64,
+    pub neighborhoods: u64,
+    pub page_contains_mean: f64,
+    pub page_contains_sd: f64,
+    pub page_threshold: f64,
+    pub pages_above_threshold: u64,
+    pub neighborhood_badness_mean: f64,
+    pub neighborhood_badness_sd: f64,
+    pub neighborhood_threshold: f64,
+    pub neighborhoods_above_threshold: u64,
+    pub labelset: Option<store::LabelSetIdentity>,
+    pub size_on_disk_bytes: u64,
+}
+
+pub fn store_summary(store: &Store) -> Result<StoreSummary> {
+    let t = store.totals()?;
+    let mut pages = MeanStd::default();
+    let mut contains = Vec::new();
+    for p in store.pages() {
+        let c = p?.contains;
+        pages.push(c);
+        contains.push(c);
+    }
+    let mut hoods = MeanStd::default();
+    let mut badness = Vec::new();
+    for n in store.neighborhoods() {
+        let b = n?.1.badness();
+        hoods.push(b);
+        badness.push(b);
+    }
+    let (pt, nt) = (pages.mean_plus_std(), hoods.mean_plus_std());
+    Ok(StoreSummary {
+        pages: t.pages,
+        chunks: t.chunks,
+        labeled_chunks: t.labeled_chunks,
+        pages_with_labeled_chunks: t.pages_with_labeled_chunks,
+        neighborhoods: t.neighborhoods,
+        page_contains_mean: pages.mean(),
+        page_contains_sd: pages.std_dev(),
+        page_threshold: pt,
+        pages_above_threshold: contains.iter().filter(|&&c| c > pt).count() as u64,
+        neighborhood_badness_mean: hoods.mean(),
+        neighborhood_badness_sd: hoods.std_dev(),
+        neighborhood_threshold: nt,
+        neighborhoods_above_threshold: badness.iter().filter(|&&b| b > nt).count() as u64,
+        labelset: store.label_set()?,
+        size_on_disk_bytes: store.size_on_disk()?,
+    })
+}
+
+pub fn print_store(store: &Store, json: bool) -> Result<()> {
+    let s = store_summary(store)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&s)?);
+        return Ok(());
+    }
+    if let Some(l) = &s.labelset {
+        println!(
+            "label set:      {} ({} entries, normalization {}, chunks > {} chars)",
+            l.name, l.entries, l.normalization, l.min_chars
+        );
+    }
+    println!("pages:          {} ({} with labeled chunks)", s.pages, s.pages_with_labeled_chunks);
+    println!("chunks:         {} ({} labeled)", s.chunks, s.labeled_chunks);
+    println!(
+        "page contains:  mean {:.4}, sd {:.4}, threshold {:.4}: {} pages above",
+        s.page_contains_mean, s.page_contains_sd, s.page_threshold, s.pages_above_threshold
+    );
+    println!("neighborhoods:  {}", s.neighborhoods);
+    println!(
+        "badness:        mean {:.4}, sd {:.4}, threshold {:.4}: {} neighborhoods above",
+        s.neighborhood_badness_mean,
+        s.neighborhood_badness_sd,
+        s.neighborhood_threshold,
+        s.neighborhoods_above_threshold
+    );
+    println!("store size:     {:.1} MB", s.size_on_disk_bytes as f64 / 1e6);
+    Ok(())
+}
+
+pub fn print_scan(st: &ScanStats, store: &Store) -> Result<()> {
+    eprintln!(
+        "scanned {} pages ({:.1} MB payload) in {:.2}s: {:.1} MB/s; {} new pages stored",
+        st.pages_read,
+        st.payload_bytes as f64 / 1e6,
+        st.seconds,
+        st.payload_bytes as f64 / 1e6 / st.seconds.max(1e-9),
+        st.pages_written
+    );
+    if !st.skipped.is_empty() {
+        let parts: Vec<String> = st.skipped.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        eprintln!("skipped: {}", parts.join(", "));
+    }
+    if st.errors > 0 {
+        eprintln!("{} read errors, e.g.:", st.errors);
+        for e in st.error_samples.iter().take(5) {
+            eprintln!("  {e}");
+        }
+    }
+    for s in &st.stages {
+        eprintln!(
+            "  stage {:<12} workers {:>2}  in {:>8}  out {:>8}  busy {:>7.2}s",
+            s.stage, s.workers, s.items_in, s.items_out, s.busy_seconds
+        );
+    }
+    let s = store_summary(store)?;
+    eprintln!(
+        "store: {} pages, {} chunks, {} labeled; {} of {} neighborhoods above badness threshold {:.4} (mean {:.4} + sd {:.4})",
+        s.pages,
+        s.chunks,
+        s.labeled_chunks,
+        s.neighborhoods_above_threshold,
+        s.neighborhoods,
+        s.neighborhood_threshold,
+        s.neighborhood_badness_mean,
+        s.neighborhood_badness_sd
+    );
+    Ok(())
+}

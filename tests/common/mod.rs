@@ -1,0 +1,60 @@
+//! Helpers shared by the integration tests: paths to the shared data and running the
+//! `ditto` binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// `../shared/data` relative to the project root.
+pub fn shared_data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data")
+}
+
+pub fn ditto() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ditto"))
+}
+
+/// Run ditto with `args`; panic with its stderr when it fails.
+pub fn run_ok(args: &[&str]) -> Output {
+    let out = ditto().args(args).output().expect("running ditto");
+    assert!(
+        out.status.success(),
+        "ditto {:?} failed: {}\n{}",
+        args,
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    out
+}
+
+/// Build the Wikipedia label set from the shared articles into `dir`.
+pub fn wikipedia_labelset(dir: &Path) -> PathBuf {
+    let out = dir.join("wikipedia.dls");
+    let articles = shared_data().join("wikipedia/articles");
+    run_ok(&[
+        "labelset",
+        "build",
+        "--name",
+        "wikipedia",
+        "--min-chars",
+        "100",
+        "--url-prefix",
+        "https://en.wikipedia.org/wiki/",
+        "-o",
+        out.to_str().unwrap(),
+        articles.to_str().unwrap(),
+    ]);
+    out
+}
+
+/// The `<p>` paragraphs of a shared Wikipedia article longer than `min` bytes, as HTML.
+pub fn article_paragraphs(name: &str, min: usize) -> Vec<String> {
+    let html = std::fs::read_to_string(shared_data().join("wikipedia/articles").join(format!("{name}.html")))
+        .expect("reading an article");
+    html.split("<p>")
+        .skip(1)
+        .filter_map(|s| s.split("</p>").next())
+        .filter(|p| p.len() > min)
+        .map(|p| format!("<p>{p}</p>"))
+        .collect()
+}
