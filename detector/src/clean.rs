@@ -1,6 +1,30 @@
-//! Clean stage: HTML → paragraph-level text blocks + outgoing links (§3.1 step 2:
-//! "we use minimal understanding of the semantics of the text to break it into chunks").
-//! PLACEHOLDER — being implemented.
+//! Clean stage: HTML or plain text → paragraph-level text blocks + outgoing links.
+//!
+//! The paper chunks each file into paragraphs: "we use minimal understanding of the
+//! semantics of the text to break it into chunks" (§3.1 step 2). For HTML a chunk is the
+//! text between block-level tag boundaries (`p`, `li`, `td`, `h1`–`h6`, `div`, ...), with
+//! inline markup (`a`, `b`, `span`, ...) ignored and `<br>` read as a space; for plain text
+//! a chunk is a run of lines between blank lines. Blocks keep their raw whitespace (entities
+//! decoded); normalization happens later ([`crate::normalize`]). Blocks that are entirely
+//! whitespace are dropped here.
+//!
+//! Dropped: `<head>` (title included), `script`, `style`, `noscript`, `template`, `iframe`,
+//! `noembed`, `noframes`, `textarea` and comments. `xmp` and `plaintext` content is kept as
+//! literal text, as browsers show it.
+//!
+//! No input can make the cleaner panic or loop: any byte sequence cleans to some (possibly
+//! empty) list of blocks. Limits for hostile input: [`MAX_BLOCK_BYTES`] per block (longer text is cut into several blocks),
+//! [`MAX_BLOCKS`] blocks and [`MAX_LINKS`] links per page (beyond, `truncated` is set).
+//!
+//! Encodings: see [`encoding`] for the detection order (BOM, HTTP header, `<meta>` prescan,
+//! UTF-8-or-windows-1252 fallback).
+
+mod encoding;
+mod html;
+#[cfg(test)]
+mod tests;
+
+pub use html::{MAX_BLOCKS, MAX_BLOCK_BYTES, MAX_LINKS};
 
 /// What kind of document the body is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,7 +36,8 @@ pub enum DocKind {
 /// Options for the cleaner.
 #[derive(Debug, Clone)]
 pub struct CleanOptions {
-    /// Collect `<a href>` links (resolved against the page URL). Scans may turn this off.
+    /// Collect `<a href>` / `<area href>` links (resolved against the page URL and any
+    /// `<base href>`). Scans may turn this off; then no link work is done at all.
     pub extract_links: bool,
 }
 
@@ -25,20 +50,209 @@ impl Default for CleanOptions {
 /// A cleaned document.
 #[derive(Debug, Clone, Default)]
 pub struct CleanedDoc {
-    /// Paragraph-level text blocks in document order (not yet normalized).
+    /// Paragraph-level text blocks in document order (not yet normalized, never all
+    /// whitespace).
     pub blocks: Vec<String>,
-    /// Absolute outgoing link URLs in document order.
+    /// For each block, the innermost open block-level element when its text was collected
+    /// (`"p"`, `"li"`, `"td"`, `"h2"`, `"div"`, `"body"`, ...); `""` for text outside any
+    /// block element and for every block of a plain-text document.
+    pub block_tags: Vec<&'static str>,
+    /// Absolute outgoing link URLs (http, https, ftp; fragment removed) in document order.
     pub links: Vec<String>,
-    /// Name of the encoding the body was decoded with.
+    /// Name of the encoding the body was decoded with (WHATWG name, e.g. `"UTF-8"`,
+    /// `"windows-1252"`); `""` when the body was not decoded (`kind` is `None`).
     pub encoding: &'static str,
+    /// The kind the body was cleaned as; `None` when it is neither HTML nor text (no blocks).
+    pub kind: Option<DocKind>,
+    /// A limit ([`MAX_BLOCKS`], [`MAX_LINKS`]) was hit and some text or links were dropped.
+    pub truncated: bool,
 }
 
-/// Clean `body`. PLACEHOLDER.
+/// Decide whether a body is HTML, plain text, or neither.
+///
+/// An explicit `Content-Type` decides: `text/html` and `application/xhtml+xml` are HTML;
+/// `text/plain` (and the prose formats `text/markdown`, `text/x-markdown`, `text/x-rst`) are
+/// text; any other explicit type (images, PDF, scripts, CSS, ...) is `None`. A missing,
+/// malformed or generic type (`application/octet-stream`, `*/*`, ...) is sniffed: after an
+/// optional BOM, whitespace and `<?xml ...?>`, a leading HTML tag from the WHATWG sniffing
+/// list (`<!doctype html`, `<html`, `<head`, `<body`, `<p`, `<div`, `<!--`, ...) within the
+/// first 512 bytes means HTML; otherwise valid UTF-8 (or a UTF-16 BOM) without NUL bytes
+/// means text; anything else is `None`.
+pub fn sniff_kind(content_type: Option<&str>, body: &[u8]) -> Option<DocKind> {
+    if let Some(ct) = content_type {
+        let mime = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        match mime.as_str() {
+            "text/html" | "application/xhtml+xml" => return Some(DocKind::Html),
+            "text/plain" | "text/markdown" | "text/x-markdown" | "text/x-rst" => return Some(DocKind::Text),
+            ""
+            | "*/*"
+            | "application/octet-stream"
+            | "binary/octet-stream"
+            | "application/unknown"
+            | "unknown/unknown" => {}
+            m if !m.contains('/') => {}
+            _ => return None,
+        }
+    }
+    sniff_body(body)
+}
+
+fn sniff_body(body: &[u8]) -> Option<DocKind> {
+    match encoding_rs::Encoding::for_bom(body) {
+        Some((enc, bom)) if enc != encoding_rs::UTF_8 => {
+            // UTF-16: look at a decoded prefix.
+            let end = body.len().min(bom + 1024) & !1;
+            let (prefix, _) = enc.decode_without_bom_handling(body.get(bom..end).unwrap_or_default());
+            if looks_like_html(prefix.as_bytes()) {
+                return Some(DocKind::Html);
+            }
+            return Some(DocKind::Text);
+        }
+        Some((_, bom)) => return sniff_utf8ish(&body[bom..]),
+        None => {}
+    }
+    sniff_utf8ish(body)
+}
+
+fn sniff_utf8ish(body: &[u8]) -> Option<DocKind> {
+    if looks_like_html(body) {
+        return Some(DocKind::Html);
+    }
+    // A body cut mid-character (truncated fetch) is still text.
+    let valid = match std::str::from_utf8(body) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none(),
+    };
+    (valid && !body.contains(&0)).then_some(DocKind::Text)
+}
+
+/// A leading HTML tag (WHATWG MIME sniffing's "HTML" patterns) within the first 512 bytes.
+fn looks_like_html(body: &[u8]) -> bool {
+    const TAGS: [&[u8]; 17] = [
+        b"<!doctype html",
+        b"<html",
+        b"<head",
+        b"<script",
+        b"<iframe",
+        b"<h1",
+        b"<div",
+        b"<font",
+        b"<table",
+        b"<a",
+        b"<style",
+        b"<title",
+        b"<b",
+        b"<body",
+        b"<br",
+        b"<p",
+        b"<!--",
+    ];
+    let window = &body[..body.len().min(512)];
+    let mut pos = 0;
+    loop {
+        while window.get(pos).is_some_and(|b| b.is_ascii_whitespace()) {
+            pos += 1;
+        }
+        let rest = &window[pos..];
+        // XHTML often starts with an XML declaration; look past it.
+        if rest.starts_with(b"<?xml") {
+            match rest.iter().position(|&b| b == b'>') {
+                Some(end) => {
+                    pos += end + 1;
+                    continue;
+                }
+                None => return false,
+            }
+        }
+        return TAGS.iter().any(|t| {
+            rest.len() > t.len()
+                && rest[..t.len()].eq_ignore_ascii_case(t)
+                // The tag name must end here ("<p>" yes, "<pre" is not "<p").
+                && (t == b"<!--" || matches!(rest[t.len()], b' ' | b'>' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/'))
+        });
+    }
+}
+
+/// Clean `body`: detect its kind ([`sniff_kind`]) and encoding, then split it into blocks
+/// (and, for HTML with `opts.extract_links`, collect links resolved against `base_url`).
 pub fn clean(
-    _body: &[u8],
-    _content_type: Option<&str>,
-    _base_url: Option<&str>,
-    _opts: &CleanOptions,
+    body: &[u8],
+    content_type: Option<&str>,
+    base_url: Option<&str>,
+    opts: &CleanOptions,
 ) -> CleanedDoc {
-    CleanedDoc::default()
+    let Some(kind) = sniff_kind(content_type, body) else {
+        return CleanedDoc::default();
+    };
+    let (encoding, text) = encoding::detect_and_decode(body, content_type, kind == DocKind::Html);
+    let encoding = encoding.name();
+    match kind {
+        DocKind::Html => {
+            let out = html::clean_html(&text, base_url, opts.extract_links);
+            CleanedDoc {
+                blocks: out.blocks,
+                block_tags: out.block_tags,
+                links: out.links,
+                encoding,
+                kind: Some(kind),
+                truncated: out.truncated,
+            }
+        }
+        DocKind::Text => {
+            let (blocks, truncated) = text_blocks(&text);
+            CleanedDoc {
+                block_tags: vec![""; blocks.len()],
+                blocks,
+                links: Vec::new(),
+                encoding,
+                kind: Some(kind),
+                truncated,
+            }
+        }
+    }
+}
+
+/// Plain text: paragraphs are runs of lines separated by blank (whitespace-only) lines;
+/// lines of a paragraph are joined with `\n` (CR LF and CR-less endings alike).
+fn text_blocks(text: &str) -> (Vec<String>, bool) {
+    let mut blocks = Vec::new();
+    let mut truncated = false;
+    let mut cur = String::new();
+    let mut flush = |cur: &mut String, blocks: &mut Vec<String>| {
+        if !cur.trim().is_empty() {
+            if blocks.len() < MAX_BLOCKS {
+                blocks.push(cur.as_str().to_owned());
+            } else {
+                truncated = true;
+            }
+        }
+        cur.clear();
+    };
+    for line in text.split('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.chars().all(char::is_whitespace) {
+            flush(&mut cur, &mut blocks);
+            continue;
+        }
+        if !cur.is_empty() {
+            if cur.len() + 1 + line.len() > MAX_BLOCK_BYTES {
+                flush(&mut cur, &mut blocks);
+            } else {
+                cur.push('\n');
+            }
+        }
+        let mut rest = line;
+        while cur.len() + rest.len() > MAX_BLOCK_BYTES {
+            let mut cut = MAX_BLOCK_BYTES - cur.len();
+            while !rest.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            cur.push_str(&rest[..cut]);
+            flush(&mut cur, &mut blocks);
+            rest = &rest[cut..];
+        }
+        cur.push_str(rest);
+    }
+    flush(&mut cur, &mut blocks);
+    (blocks, truncated)
 }

@@ -24,7 +24,7 @@ pub mod page;
 pub mod stats;
 pub mod traps;
 
-pub use clean::{clean, CleanOptions, CleanedDoc, DocKind};
+pub use clean::{clean, sniff_kind, CleanOptions, CleanedDoc, DocKind};
 pub use fingerprint::{fingerprint, ChunkFingerprint, Fingerprints, Sha1Digest};
 pub use matching::{match_page, ChunkLookup, ChunkMatch, PageVerdict, SourceId, StopList};
 pub use neighborhood::{neighborhoods, NeighborhoodAccumulator};

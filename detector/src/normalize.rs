@@ -35,11 +35,22 @@ impl Normalization {
     /// Normalize `text`. Borrows when nothing changes.
     pub fn apply<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out: Cow<'a, str> = Cow::Borrowed(text);
-        if self.nfkc && !text.is_ascii() && is_nfkc_quick(text.chars()) != IsNormalized::Yes {
-            out = Cow::Owned(text.nfkc().collect());
+        let mut ascii = text.is_ascii();
+        if self.nfkc && !ascii {
+            if let Some(s) = nfkc_by_segments(text) {
+                out = Cow::Owned(s);
+                ascii = out.is_ascii();
+            }
+        }
+        if ascii {
+            // Hot path (most chunks): lower-case and fold whitespace in one byte pass.
+            return match self.lower_fold_ascii(&out) {
+                Some(s) => Cow::Owned(s),
+                None => out,
+            };
         }
         if self.lowercase && out.chars().any(|c| c.is_uppercase()) {
-            out = Cow::Owned(out.to_lowercase());
+            out = Cow::Owned(to_lowercase(&out));
         }
         if self.collapse_whitespace || self.trim {
             if let Some(s) = self.fold_whitespace(&out) {
@@ -47,6 +58,54 @@ impl Normalization {
             }
         }
         out
+    }
+
+    /// Lower-case + collapse + trim of ASCII text in one pass, with the same result as the
+    /// general steps (for ASCII, `char::is_whitespace` is exactly TAB, LF, VT, FF, CR and
+    /// space); `None` when nothing changes.
+    fn lower_fold_ascii(&self, s: &str) -> Option<String> {
+        let b = s.as_bytes();
+        let lower = self.lowercase && b.iter().any(u8::is_ascii_uppercase);
+        let collapse = self.collapse_whitespace && ascii_needs_collapse(b);
+        let trim = self.trim
+            && (b.first().is_some_and(|&c| is_ascii_ws(c)) || b.last().is_some_and(|&c| is_ascii_ws(c)));
+        if !lower && !collapse && !trim {
+            return None;
+        }
+        // For ASCII, `str::trim` strips exactly the ASCII whitespace bytes.
+        let src = if self.trim { s.trim() } else { s };
+        let mut out = if collapse {
+            // Copy the stretches between whitespace runs that need folding in bulk; single
+            // spaces (the common case) stay inside a stretch. Every index here is an ASCII
+            // byte, so every slice is on a char boundary.
+            let sb = src.as_bytes();
+            let mut out = String::with_capacity(src.len());
+            let (mut i, mut seg) = (0, 0);
+            while i < sb.len() {
+                if !is_ascii_ws(sb[i]) {
+                    i += 1;
+                    continue;
+                }
+                let mut j = i + 1;
+                while j < sb.len() && is_ascii_ws(sb[j]) {
+                    j += 1;
+                }
+                if j - i > 1 || sb[i] != b' ' {
+                    out.push_str(&src[seg..i]);
+                    out.push(' ');
+                    seg = j;
+                }
+                i = j;
+            }
+            out.push_str(&src[seg..]);
+            out
+        } else {
+            src.to_string()
+        };
+        if lower {
+            out.make_ascii_lowercase();
+        }
+        Some(out)
     }
 
     /// Collapse and/or trim whitespace; `None` when the text is already folded.
@@ -77,15 +136,107 @@ impl Normalization {
     }
 }
 
-/// True when `s` has whitespace other than isolated ASCII spaces.
-fn has_non_single_space_ws(s: &str) -> bool {
-    let mut prev_ws = false;
-    for c in s.chars() {
-        let ws = c.is_whitespace();
-        if ws && (c != ' ' || prev_ws) {
-            return true;
+/// NFKC of `text`, or `None` when the quick check says it already is NFKC.
+///
+/// Same result as `text.nfkc()`, faster on mostly-ASCII text: an ASCII character is a
+/// starter that never composes with what precedes it, so there is a normalization boundary
+/// before every ASCII character (UAX #15, "stable code points"). Each non-ASCII run, with the
+/// one ASCII character before it (which may compose with it: "e" + U+0301), is checked and
+/// normalized on its own; the ASCII in between is copied.
+fn nfkc_by_segments(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut done = 0; // `text[..done]` is already in `out`
+    let mut i = 0; // always at an ASCII byte or the end
+    while i < b.len() {
+        let Some(j) = b[i..].iter().position(|&c| c >= 0x80).map(|p| p + i) else { break };
+        let k = b[j..].iter().position(|&c| c < 0x80).map_or(b.len(), |p| p + j);
+        if is_nfkc_quick(text[j..k].chars()) != IsNormalized::Yes {
+            let seg_start = if j > i { j - 1 } else { j };
+            let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+            o.push_str(&text[done..seg_start]);
+            o.extend(text[seg_start..k].nfkc());
+            done = k;
         }
-        prev_ws = ws;
+        i = k;
+    }
+    let mut o = out?;
+    o.push_str(&text[done..]);
+    Some(o)
+}
+
+/// `str::to_lowercase`, but ASCII runs after the first non-ASCII character stay on the fast
+/// path too. The only context-dependent mapping (final sigma) is left to the standard one.
+fn to_lowercase(s: &str) -> String {
+    if s.contains('\u{3a3}') {
+        return s.to_lowercase();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while !rest.is_empty() {
+        let n = rest.bytes().position(|c| c >= 0x80).unwrap_or(rest.len());
+        let start = out.len();
+        out.push_str(&rest[..n]);
+        out[start..].make_ascii_lowercase();
+        rest = &rest[n..];
+        let mut chars = rest.chars();
+        while let Some(c) = chars.next() {
+            if c.is_ascii() {
+                break;
+            }
+            out.extend(c.to_lowercase());
+            rest = chars.as_str();
+        }
+    }
+    out
+}
+
+/// ASCII text has a TAB, LF, VT, FF or CR, or two spaces in a row. Written as
+/// non-short-circuiting folds so that it vectorizes; this runs on every chunk.
+fn ascii_needs_collapse(b: &[u8]) -> bool {
+    let ctrl = b.iter().fold(false, |acc, &c| acc | (c.wrapping_sub(b'\t') < 5));
+    let double =
+        b.iter().zip(b.iter().skip(1)).fold(false, |acc, (&x, &y)| acc | ((x == b' ') & (y == b' ')));
+    ctrl | double
+}
+
+/// ASCII bytes that `char::is_whitespace` accepts: TAB, LF, VT, FF, CR, space.
+fn is_ascii_ws(b: u8) -> bool {
+    matches!(b, b'\t'..=b'\r' | b' ')
+}
+
+/// True when `s` has whitespace other than isolated ASCII spaces.
+///
+/// Byte scan (this runs on every chunk): ASCII bytes are tested directly; a non-ASCII
+/// character is decoded only when its lead byte can start a Unicode whitespace character
+/// (U+0085, U+00A0: 0xC2; U+1680: 0xE1; U+2000..U+205F: 0xE2; U+3000: 0xE3), and any
+/// non-ASCII whitespace counts.
+fn has_non_single_space_ws(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut prev_ws = false;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c < 0x80 {
+            let ws = is_ascii_ws(c);
+            if ws && (c != b' ' || prev_ws) {
+                return true;
+            }
+            prev_ws = ws;
+            i += 1;
+        } else {
+            if matches!(c, 0xC2 | 0xE1 | 0xE2 | 0xE3)
+                && s.get(i..).and_then(|t| t.chars().next()).is_some_and(char::is_whitespace)
+            {
+                return true;
+            }
+            prev_ws = false;
+            i += 1;
+            // Skip the continuation bytes.
+            while i < b.len() && (b[i] & 0xC0) == 0x80 {
+                i += 1;
+            }
+        }
     }
     false
 }
