@@ -153,6 +153,8 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
             origin: p.page.origin,
         },
         file_hash,
+        fetched: None,
+        links: Vec::new(),
     }
 }
 

@@ -23,6 +23,9 @@ use detector::fingerprint::{hex, Sha1Digest};
 use detector::{NeighborhoodAccumulator, PageOrigin};
 use serde::{Deserialize, Serialize};
 
+pub mod frontier;
+pub use frontier::{url_fingerprint, AddOutcome, CompactSeenSet, FrontierEntry};
+
 /// The store format this code writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
 
@@ -111,6 +114,10 @@ pub struct PageWrite {
     pub file_hash: Sha1Digest,
     pub neighborhoods: Vec<String>,
     pub accumulator: NeighborhoodAccumulator,
+    /// Crawl only: the frontier ticket this page completes (its in-flight URL and host key).
+    pub fetched: Option<(String, String)>,
+    /// Crawl only: links found on the page, queued in the same batch when not seen before.
+    pub links: Vec<FrontierEntry>,
 }
 
 /// What a batch write did.
@@ -119,6 +126,8 @@ pub struct BatchOutcome {
     pub written: u64,
     /// Pages skipped because the store already had that URL + digest.
     pub already_stored: u64,
+    /// New links queued in the frontier.
+    pub links_queued: u64,
 }
 
 /// Identity of the label set a store was scanned with; mixing label sets in one store
@@ -149,6 +158,8 @@ pub struct Store {
     tree: sled::Tree,
     /// One writer at a time: batches read accumulators before writing them.
     write_lock: Mutex<()>,
+    /// The frontier's seen set in memory (see [`frontier`]).
+    seen: Mutex<CompactSeenSet>,
 }
 
 impl Store {
@@ -161,7 +172,8 @@ impl Store {
             .open()
             .map_err(|source| StoreError::Open { path: path.display().to_string(), source })?;
         let tree = db.open_tree("ditto")?;
-        let store = Store { db, tree, write_lock: Mutex::new(()) };
+        let store =
+            Store { db, tree, write_lock: Mutex::new(()), seen: Mutex::new(CompactSeenSet::default()) };
         store.check_version()?;
         Ok(store)
     }
@@ -190,7 +202,8 @@ impl Store {
                 Ok(())
             }
             Some(v) => {
-                let old: LabelSetIdentity = serde_json::from_slice(&v).map_err(|e| corrupt("m/labelset", e))?;
+                let old: LabelSetIdentity =
+                    serde_json::from_slice(&v).map_err(|e| corrupt("m/labelset", e))?;
                 if &old == id {
                     Ok(())
                 } else {
@@ -235,7 +248,14 @@ impl Store {
         let mut batch = sled::Batch::default();
         let mut deltas: BTreeMap<&str, NeighborhoodAccumulator> = BTreeMap::new();
         let mut seen_in_batch = std::collections::HashSet::new();
+        let mut host_counts: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut links: Vec<FrontierEntry> = Vec::new();
         for p in pages {
+            if let Some((url, host)) = &p.fetched {
+                batch.remove(frontier::fp_key(frontier::INFLIGHT, url_fingerprint(url)));
+                *host_counts.entry(host.as_str()).or_default() += 1;
+                links.extend(p.links.iter().cloned());
+            }
             let key = p.record.key(&p.file_hash);
             if !seen_in_batch.insert(key.clone()) || self.tree.contains_key(&key)? {
                 out.already_stored += 1;
@@ -258,9 +278,14 @@ impl Store {
             acc.add(&delta);
             batch.insert(key, acc.encode().to_vec());
         }
-        if out.written > 0 {
-            self.tree.apply_batch(batch)?;
+        for (host, n) in host_counts {
+            let n = self.host_pages(host)? + n;
+            batch.insert([frontier::HOST_COUNT, host.as_bytes()].concat(), n.to_le_bytes().to_vec());
         }
+        let added = self.stage_links(&links, &mut batch)?;
+        out.links_queued = added.queued;
+        self.tree.apply_batch(batch)?;
+        self.commit_seen(&links);
         Ok(out)
     }
 
@@ -378,6 +403,8 @@ mod tests {
             file_hash,
             neighborhoods: detector::neighborhoods(url),
             accumulator: NeighborhoodAccumulator::of_page(&v),
+            fetched: None,
+            links: vec![],
         }
     }
 
@@ -389,10 +416,10 @@ mod tests {
         let b = page("http://h/a/2.html", b"2", 0, 4);
         let c = page("http://h/3.html", b"3", 1, 2);
         let o = store.write_batch(&[a.clone(), b.clone()]).unwrap();
-        assert_eq!(o, BatchOutcome { written: 2, already_stored: 0 });
+        assert_eq!(o, BatchOutcome { written: 2, already_stored: 0, links_queued: 0 });
         // a again (same URL + digest) and c: only c counts; a duplicate inside a batch too.
         let o = store.write_batch(&[a.clone(), c.clone(), c.clone()]).unwrap();
-        assert_eq!(o, BatchOutcome { written: 1, already_stored: 2 });
+        assert_eq!(o, BatchOutcome { written: 1, already_stored: 2, links_queued: 0 });
         let root = store.neighborhood("http://h/").unwrap().unwrap();
         assert_eq!((root.pages, root.chunks, root.labeled_chunks), (3, 8, 3));
         // badness(h/) = (1 + 0 + 0.5) / 3 = 0.5; badness(h/a/) = (1 + 0) / 2.
@@ -409,7 +436,8 @@ mod tests {
     fn reopen_keeps_data_and_checks_version_and_label_set() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.db");
-        let id = LabelSetIdentity { name: "w".into(), normalization: "none".into(), entries: 3, min_chars: 100 };
+        let id =
+            LabelSetIdentity { name: "w".into(), normalization: "none".into(), entries: 3, min_chars: 100 };
         {
             let store = Store::open(&path).unwrap();
             store.bind_label_set(&id).unwrap();
