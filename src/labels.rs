@@ -203,6 +203,7 @@ pub fn load_for_scan(
             stops: Arc::new(Stops(stops)),
             evidence_per_page: 3,
             passage_chars: 300,
+            links: None,
         },
     })
 }

@@ -1,8 +1,11 @@
 //! `ditto`: the pipeline wiring, sources, reports and CLI glue on top of `detector`,
 //! `labelsets` and `store`. See ARCHITECTURE.md for the tour.
 
+pub mod crawl;
+pub mod crawl_progress;
 pub mod labels;
 pub mod pipeline;
 pub mod report;
 pub mod source;
 pub mod summary;
+pub mod testweb;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use detector::TrapRules;
+use ditto::pipeline::stages::Focus;
 use ditto::pipeline::{self, progress::ProgressMode, ScanConfig};
 use ditto::report::{self, Format, Level, ReportConfig, ThresholdChoice};
 use ditto::{labels, summary};
@@ -44,6 +45,105 @@ enum Command {
     Report(ReportArgs),
     /// Print a store's totals: pages, chunks, labeled chunks, neighborhoods, thresholds.
     Stats(StatsArgs),
+    /// Crawl the web politely with detection inside the crawl (resumable: run the same
+    /// command again after ^C or a crash).
+    Crawl(Box<CrawlArgs>),
+}
+
+#[derive(Args)]
+struct CrawlArgs {
+    /// Store to write; holds the frontier too, so the same command resumes.
+    #[arg(long)]
+    store: PathBuf,
+    /// Chunk label set (.dls) to detect while crawling.
+    #[arg(long)]
+    labelset: PathBuf,
+    /// File of seed URLs, one per line (# comments allowed).
+    #[arg(long)]
+    seeds: Option<PathBuf>,
+    /// A seed URL (may repeat).
+    #[arg(long = "seed")]
+    seed: Vec<String>,
+    /// Honest User-Agent with a contact URL or e-mail, e.g. "ditto/0.1 (+https://example.org/bot)".
+    /// Required. Its product token ("ditto") is what robots.txt groups are matched against.
+    #[arg(long)]
+    user_agent: String,
+    /// Stop after this many page fetches (robots.txt not counted).
+    #[arg(long, default_value_t = 100_000)]
+    max_pages: u64,
+    /// Most pages fetched from one host.
+    #[arg(long, default_value_t = 10_000)]
+    per_host_max_pages: u64,
+    /// Deepest link distance from a seed.
+    #[arg(long, default_value_t = 20)]
+    max_depth: u32,
+    /// Write every fetch (request + response) to rotating WARC/1.1 files here.
+    #[arg(long)]
+    warc_dir: Option<PathBuf>,
+    /// Rotate WARC files past this size.
+    #[arg(long, default_value_t = 1 << 30)]
+    warc_max_bytes: u64,
+    /// `labeled`: links from pages and neighborhoods with high contains/badness first;
+    /// `bfs`: breadth first.
+    #[arg(long, value_enum, default_value = "labeled")]
+    focus: Focus,
+    /// Which links to follow: `domain` = same registrable domain as a seed, `seeds` = the
+    /// seeds' hosts, `any` = everything.
+    #[arg(long, value_enum, default_value = "domain")]
+    scope: ScopeArg,
+    /// Also allow these hosts (`host` or `*.suffix`; may repeat).
+    #[arg(long = "allow-host")]
+    allow_host: Vec<String>,
+    /// Never fetch these hosts (`host` or `*.suffix`; may repeat).
+    #[arg(long = "block-host")]
+    block_host: Vec<String>,
+    /// Map HOST (or `*.suffix`) to ADDR:PORT instead of DNS, e.g. for a test web on loopback;
+    /// mapped hosts may be private or loopback addresses. May repeat.
+    #[arg(long)]
+    resolve: Vec<String>,
+    /// Allow private, loopback and link-local addresses (intranet crawls). Off by default:
+    /// such addresses are refused, also after DNS resolution and redirects.
+    #[arg(long)]
+    allow_private: bool,
+    /// Minimum delay between requests to one host, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    min_delay_ms: u64,
+    /// Delay = factor × the host's last response time, when longer than the minimum.
+    #[arg(long, default_value_t = 2.0)]
+    delay_factor: f64,
+    /// Longest robots.txt Crawl-delay honored, in seconds.
+    #[arg(long, default_value_t = 30.0)]
+    max_crawl_delay: f64,
+    /// Requests in flight per host.
+    #[arg(long, default_value_t = 1)]
+    per_host_concurrency: usize,
+    /// Global cap on requests per second over all hosts.
+    #[arg(long)]
+    rate: Option<f64>,
+    /// Requests in flight over all hosts.
+    #[arg(long, default_value_t = 64)]
+    max_in_flight: usize,
+    /// Largest body kept per page, in bytes (decompressed; bigger bodies are cut and skipped).
+    #[arg(long, default_value_t = 10 << 20)]
+    max_body_bytes: usize,
+    /// Whole-fetch timeout in seconds (connect 10 s, idle read 20 s).
+    #[arg(long, default_value_t = 60)]
+    timeout: u64,
+    /// Workers per CPU stage of detection. Default: number of cores.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Write the crawl and detection statistics as JSON to this file.
+    #[arg(long)]
+    stats_json: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "auto")]
+    progress: ProgressMode,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ScopeArg {
+    Any,
+    Seeds,
+    Domain,
 }
 
 #[derive(Subcommand)]
@@ -185,6 +285,7 @@ fn main() -> ExitCode {
         Command::Scan(a) => scan(a),
         Command::Report(a) => report_cmd(a),
         Command::Stats(a) => stats(a),
+        Command::Crawl(a) => crawl_cmd(*a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -277,4 +378,115 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
 fn stats(a: StatsArgs) -> Result<()> {
     let store = Store::open(&a.store)?;
     summary::print_store(&store, a.json)
+}
+
+fn crawl_cmd(a: CrawlArgs) -> Result<()> {
+    use crawler::crawl::CrawlConfig;
+    use crawler::fetch::FetchConfig;
+    use crawler::politeness::PolitenessConfig;
+    use std::time::Duration;
+
+    ditto::crawl::check_user_agent(&a.user_agent)?;
+    let mut seeds = a.seed.clone();
+    if let Some(path) = &a.seeds {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading seeds {}", path.display()))?;
+        seeds.extend(
+            text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(String::from),
+        );
+    }
+    let store = Arc::new(Store::open(&a.store)?);
+    if seeds.is_empty() && store.frontier_counts()? == (0, 0) {
+        bail!("no seeds: give --seeds FILE or --seed URL (or resume a store with a frontier)");
+    }
+    let loaded = labels::load_for_scan(&a.labelset, None, &[], true)?;
+    store.bind_label_set(&loaded.identity)?;
+    store.set_meta("labelset_path", &std::fs::canonicalize(&a.labelset)?.display().to_string())?;
+    let threads =
+        a.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2));
+    let settings = ditto::crawl::CrawlSettings {
+        seeds,
+        user_agent: a.user_agent,
+        focus: a.focus,
+        scope: match a.scope {
+            ScopeArg::Any => crawler::urls::Scope::Any,
+            ScopeArg::Seeds => crawler::urls::Scope::SeedHosts,
+            ScopeArg::Domain => crawler::urls::Scope::SameDomain,
+        },
+        allow_hosts: a.allow_host,
+        block_hosts: a.block_host,
+        resolve: a.resolve,
+        allow_private: a.allow_private,
+        warc_dir: a.warc_dir,
+        warc_max_bytes: a.warc_max_bytes,
+        crawl: CrawlConfig {
+            polite: PolitenessConfig {
+                min_delay: Duration::from_millis(a.min_delay_ms),
+                delay_factor: a.delay_factor,
+                max_crawl_delay: Duration::from_secs_f64(a.max_crawl_delay.max(0.0)),
+                per_host_concurrency: a.per_host_concurrency.max(1),
+                ..PolitenessConfig::default()
+            },
+            max_pages: a.max_pages,
+            per_host_max_pages: a.per_host_max_pages,
+            max_depth: a.max_depth,
+            global_rate: a.rate,
+            max_in_flight: a.max_in_flight.max(1),
+            ..CrawlConfig::default()
+        },
+        fetch: FetchConfig {
+            max_body_bytes: a.max_body_bytes,
+            total_timeout: Duration::from_secs(a.timeout.max(1)),
+            ..FetchConfig::default()
+        },
+        traps: TrapRules::default(),
+        threads: threads.max(1),
+        progress: a.progress,
+        normalization: loaded.normalization,
+    };
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        let _ = ctrlc_flag(stop);
+    }
+    let summary = ditto::crawl::run(settings, store.clone(), loaded.matcher, stop)?;
+    let c = &summary.crawl;
+    eprintln!(
+        "crawl stopped ({}): {} pages, {} requests ({} robots.txt) in {:.1}s; harvest rate {:.2} labeled chunks/page",
+        c.stopped_by, c.pages, c.requests, c.robots_fetches, c.seconds, summary.harvest_rate
+    );
+    if !c.events.is_empty() {
+        let ev: Vec<String> = c.events.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        eprintln!("events: {}", ev.join(", "));
+    }
+    if !c.links_rejected.is_empty() {
+        let ev: Vec<String> = c.links_rejected.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        eprintln!("links not followed: {}", ev.join(", "));
+    }
+    summary::print_scan(&summary.detection, &store)?;
+    if let Some(path) = a.stats_json {
+        let f = std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+        serde_json::to_writer_pretty(f, &summary)?;
+    }
+    Ok(())
+}
+
+/// SIGINT sets `stop`: the crawl stops scheduling, lets fetches in flight finish and be
+/// stored, and exits; a second SIGINT exits at once (the next run resumes either way).
+fn ctrlc_flag(stop: Arc<std::sync::atomic::AtomicBool>) -> std::io::Result<()> {
+    std::thread::Builder::new().name("sigint".into()).spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+        rt.block_on(async {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!(
+                    "stopping: finishing fetches in flight (^C again to quit now; the next run resumes)"
+                );
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        });
+    })?;
+    Ok(())
 }

@@ -14,7 +14,7 @@ fn scanning_all_shared_data_never_panics_and_reports_broken_files() {
     for dir in ["warc/valid", "warc/broken", "warc/big"] {
         for e in walkdir::WalkDir::new(data.join(dir)).sort_by_file_name() {
             let e = e.unwrap();
-            if e.file_type().is_file() && !e.path().extension().is_some_and(|x| x == "md") {
+            if e.file_type().is_file() && e.path().extension().is_none_or(|x| x != "md") {
                 warcs.push(e.path().to_str().unwrap().to_string());
             }
         }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use crossbeam_channel::bounded;
+use crossbeam_channel::{bounded, Sender};
 use detector::{CleanOptions, Normalization, TrapRules};
 use serde::Serialize;
 use store::{PageWrite, Store};
@@ -62,12 +62,56 @@ pub struct ScanStats {
 
 /// Run a scan of `cfg.inputs` into `store`, matching against `matcher`.
 pub fn run_scan(cfg: &ScanConfig, store: Arc<Store>, matcher: Matcher) -> Result<ScanStats> {
+    let plan = source_stage::plan(&cfg.inputs)?;
+    let total = plan.total_bytes;
+    let opts = source_stage::SourceOptions {
+        url_prefix: cfg.url_prefix.clone(),
+        max_body_bytes: cfg.max_body_bytes,
+    };
+    let settings = PipelineSettings {
+        normalization: cfg.normalization,
+        traps: cfg.traps,
+        threads: cfg.threads,
+        batch_size: cfg.batch_size,
+        progress: cfg.progress,
+        extract_links: false,
+        progress_total_bytes: total,
+    };
+    run_pipeline(&settings, store, matcher, move |tx, skips, counters| {
+        source_stage::run(plan, opts, tx, &skips, &counters)
+    })
+}
+
+/// Settings every pipeline run shares (scan or crawl).
+pub struct PipelineSettings {
+    pub normalization: Normalization,
+    pub traps: TrapRules,
+    pub threads: usize,
+    pub batch_size: usize,
+    pub progress: progress::ProgressMode,
+    /// Collect links in the clean stage (crawls need them).
+    pub extract_links: bool,
+    /// Input size for the progress bar (0 when unknown).
+    pub progress_total_bytes: u64,
+}
+
+/// Run the stages over what `source` sends, until it returns and everything is stored.
+pub fn run_pipeline<S>(
+    cfg: &PipelineSettings,
+    store: Arc<Store>,
+    matcher: Matcher,
+    source: S,
+) -> Result<ScanStats>
+where
+    S: FnOnce(Sender<stages::Input>, Arc<Skips>, Arc<source_stage::SourceCounters>) -> Result<()>
+        + Send
+        + 'static,
+{
     let start = Instant::now();
     let threads = cfg.threads.max(1);
     let cap = 16 * threads;
     let skips = Arc::new(Skips::default());
     let counters = Arc::new(source_stage::SourceCounters::default());
-    let plan = source_stage::plan(&cfg.inputs)?;
 
     let (src_tx, src_rx) = bounded(cap);
     let (flt_tx, flt_rx) = bounded(cap);
@@ -82,18 +126,14 @@ pub fn run_scan(cfg: &ScanConfig, store: Arc<Store>, matcher: Matcher) -> Result
     let m_store = Arc::new(StageMetrics::new("store"));
     m_store.workers.store(1, std::sync::atomic::Ordering::Relaxed);
 
-    let progress = progress::Progress::start(cfg.progress, plan.total_bytes, counters.clone());
+    let progress = progress::Progress::start(cfg.progress, cfg.progress_total_bytes, counters.clone());
 
-    // Source: one thread reading inputs in order.
+    // Source: one thread (WARC/directory reader, or the crawler's runtime).
     let source = {
         let (skips, counters) = (skips.clone(), counters.clone());
-        let opts = source_stage::SourceOptions {
-            url_prefix: cfg.url_prefix.clone(),
-            max_body_bytes: cfg.max_body_bytes,
-        };
         std::thread::Builder::new()
             .name("source".into())
-            .spawn(move || source_stage::run(plan, opts, src_tx, &skips, &counters))
+            .spawn(move || source(src_tx, skips, counters))
             .context("spawning the source thread")?
     };
 
@@ -103,7 +143,7 @@ pub fn run_scan(cfg: &ScanConfig, store: Arc<Store>, matcher: Matcher) -> Result
     workers.extend(pool::spawn_pool(m_filter.clone(), 1, src_rx, flt_tx, move |p| {
         stages::filter(p, &filter_settings, &s)
     }));
-    let clean_opts = CleanOptions { extract_links: false, ..CleanOptions::default() };
+    let clean_opts = CleanOptions { extract_links: cfg.extract_links };
     workers.extend(pool::spawn_pool(m_clean.clone(), threads, flt_rx, cln_tx, move |p| {
         Some(stages::clean(p, &clean_opts))
     }));
@@ -137,9 +177,23 @@ pub fn run_scan(cfg: &ScanConfig, store: Arc<Store>, matcher: Matcher) -> Result
         Ok(())
     };
     let mut last_flush = Instant::now();
-    for page in m_rx.iter() {
-        batch.push(page);
-        if batch.len() >= cfg.batch_size || last_flush.elapsed() > Duration::from_millis(500) {
+    // Batches close when full or 200 ms old, so a slow source (a crawl) still sees its
+    // pages, and their links, stored promptly.
+    const MAX_BATCH_AGE: Duration = Duration::from_millis(200);
+    loop {
+        let wait = MAX_BATCH_AGE.saturating_sub(last_flush.elapsed()).max(Duration::from_millis(1));
+        let closed = match m_rx.recv_timeout(wait) {
+            Ok(page) => {
+                batch.push(page);
+                false
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => false,
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => true,
+        };
+        if closed {
+            break;
+        }
+        if batch.len() >= cfg.batch_size || last_flush.elapsed() >= MAX_BATCH_AGE {
             if let Err(e) = flush(&mut batch, &mut written) {
                 write_error = Some(e);
                 break;

@@ -10,6 +10,7 @@ use crossbeam_channel::Sender;
 use detector::Page;
 
 use super::metrics::{SkipReason, Skips};
+use super::stages::Input;
 use crate::source::dir::{self, DirSource};
 use crate::source::warc::WarcPages;
 
@@ -83,14 +84,14 @@ fn is_warc(p: &Path) -> bool {
 pub fn run(
     plan: Plan,
     opts: SourceOptions,
-    tx: Sender<Page>,
+    tx: Sender<Input>,
     skips: &Skips,
     c: &SourceCounters,
 ) -> Result<()> {
     let send = |page: Page| -> bool {
         c.pages_read.fetch_add(1, Relaxed);
         c.payload_bytes.fetch_add(page.body.len() as u64, Relaxed);
-        tx.send(page).is_ok()
+        tx.send(page.into()).is_ok()
     };
     for (path, kind) in plan.inputs {
         match kind {

@@ -4,23 +4,38 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crawler::crawl::LinkPolicy;
 use detector::clean::{sniff_kind, CleanedDoc};
 use detector::fingerprint::{fingerprint_with_file_hash, sha1, Sha1Digest};
 use detector::matching::{match_page, ChunkLookup, StopList};
 use detector::{CleanOptions, NeighborhoodAccumulator, Normalization, Page, TrapReason, TrapRules};
-use store::{Evidence, PageRecord, PageWrite, SourceCount, Store};
+use store::{Evidence, FrontierEntry, PageRecord, PageWrite, SourceCount, Store};
 
 use super::metrics::{SkipReason, Skips};
+
+/// What a source sends: a page, and for crawled pages the frontier ticket it completes.
+pub struct Input {
+    pub page: Page,
+    pub ticket: Option<FrontierEntry>,
+}
+
+impl From<Page> for Input {
+    fn from(page: Page) -> Self {
+        Input { page, ticket: None }
+    }
+}
 
 /// A page that passed the trap filter, with its body digest (the file hash, §3.1 step 1).
 pub struct FilteredPage {
     pub page: Page,
+    pub ticket: Option<FrontierEntry>,
     pub file_hash: Sha1Digest,
 }
 
 /// A cleaned page: its text blocks (and links, when asked for).
 pub struct CleanedPage {
     pub page: Page,
+    pub ticket: Option<FrontierEntry>,
     pub file_hash: Sha1Digest,
     pub doc: CleanedDoc,
 }
@@ -28,6 +43,7 @@ pub struct CleanedPage {
 /// A fingerprinted page: chunk hash vector and file hash; the body is no longer needed.
 pub struct FingerprintedPage {
     pub page: Page,
+    pub ticket: Option<FrontierEntry>,
     pub doc: CleanedDoc,
     pub fp: detector::Fingerprints,
 }
@@ -40,8 +56,24 @@ pub struct FilterSettings {
 }
 
 /// Trap filter (§3.4.1): recursion errors, non-2xx statuses, non-text payloads and pages
-/// already stored are skipped and counted.
-pub fn filter(mut page: Page, s: &FilterSettings, skips: &Skips) -> Option<FilteredPage> {
+/// already stored are skipped and counted. A skipped crawled page completes its frontier
+/// ticket here, so it is not fetched again on resume.
+pub fn filter(input: Input, s: &FilterSettings, skips: &Skips) -> Option<FilteredPage> {
+    let Input { page, ticket } = input;
+    match filter_page(page, s, skips) {
+        Some((page, file_hash)) => Some(FilteredPage { page, ticket, file_hash }),
+        None => {
+            if let (Some(t), Some(store)) = (ticket, &s.store) {
+                if let Err(e) = store.frontier_finish(&t.url, &[]) {
+                    skips.error(format!("{}: completing its frontier ticket failed: {e}", t.url));
+                }
+            }
+            None
+        }
+    }
+}
+
+fn filter_page(mut page: Page, s: &FilterSettings, skips: &Skips) -> Option<(Page, Sha1Digest)> {
     if !(200..300).contains(&page.status) {
         skips.add(SkipReason::StatusNot2xx, 1);
         return None;
@@ -72,20 +104,20 @@ pub fn filter(mut page: Page, s: &FilterSettings, skips: &Skips) -> Option<Filte
         }
     }
     page.url.shrink_to_fit();
-    Some(FilteredPage { page, file_hash })
+    Some((page, file_hash))
 }
 
 /// Clean stage (§3.1 step 2): HTML or text → blocks.
 pub fn clean(p: FilteredPage, opts: &CleanOptions) -> CleanedPage {
     let doc = detector::clean(&p.page.body, p.page.content_type.as_deref(), Some(&p.page.url), opts);
-    CleanedPage { page: p.page, file_hash: p.file_hash, doc }
+    CleanedPage { page: p.page, ticket: p.ticket, file_hash: p.file_hash, doc }
 }
 
 /// Fingerprint stage (§3.1 steps 1–2): normalized chunk SHA-1s; the body is dropped.
 pub fn fingerprint(mut p: CleanedPage, norm: &Normalization) -> FingerprintedPage {
     let fp = fingerprint_with_file_hash(p.file_hash, &p.doc.blocks, norm);
     p.page.body = Vec::new();
-    FingerprintedPage { page: p.page, doc: p.doc, fp }
+    FingerprintedPage { page: p.page, ticket: p.ticket, doc: p.doc, fp }
 }
 
 /// What the match stage needs: the label sets and the stop list.
@@ -97,6 +129,41 @@ pub struct Matcher {
     pub evidence_per_page: usize,
     /// Longest passage kept, in chars.
     pub passage_chars: usize,
+    /// Crawl only: how links found on pages enter the frontier.
+    pub links: Option<LinkSettings>,
+}
+
+/// How a crawl orders the links it finds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Focus {
+    /// Links from pages and neighborhoods with high contains/badness first.
+    Labeled,
+    /// Breadth first: shallow links first.
+    Bfs,
+}
+
+/// Link admission for crawls: the crawler's policy (scope, traps, depth) and the focus.
+pub struct LinkSettings {
+    pub policy: Arc<LinkPolicy>,
+    pub focus: Focus,
+    /// For the badness of the page's neighborhoods (read as stored so far).
+    pub store: Arc<Store>,
+}
+
+/// The priority of links found on a page (higher is fetched first).
+///
+/// `--focus labeled`: score = max(contains(page), badness of the page's deepest
+/// neighborhood as stored so far), priority = ⌊score × 10^6⌋ × 1000 + (999 − depth), so
+/// links from copying pages and bad neighborhoods go first and, among equals, shallow links.
+/// `--focus bfs`: priority = u32::MAX − depth (plain breadth first).
+pub fn link_priority(focus: Focus, contains: f64, badness: f64, depth: u32) -> u32 {
+    match focus {
+        Focus::Bfs => u32::MAX - depth,
+        Focus::Labeled => {
+            let score = contains.max(badness).clamp(0.0, 1.0);
+            ((score * 1e6).floor() as u32) * 1000 + (999 - depth.min(999))
+        }
+    }
 }
 
 /// Match stage (§3.1 steps 4–6): stop-chunk removal, `contains`, and the page's
@@ -135,8 +202,25 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
         }
     }
     let file_hash = p.fp.file_hash;
+    let neighborhoods = detector::neighborhoods(&p.page.url);
+    let mut links = Vec::new();
+    if let (Some(ls), Some(t)) = (&m.links, &p.ticket) {
+        let badness = neighborhoods
+            .last()
+            .and_then(|n| ls.store.neighborhood(n).ok().flatten())
+            .map(|a| a.badness())
+            .unwrap_or(0.0);
+        let depth = t.depth + 1;
+        let priority = link_priority(ls.focus, v.contains, badness, depth);
+        for href in &p.doc.links {
+            if let Some(e) = ls.policy.admit(Some(&p.page.url), href, depth, priority) {
+                links.push(e);
+            }
+        }
+    }
+    let fetched = p.ticket.map(|t| (t.url, t.host_key));
     PageWrite {
-        neighborhoods: detector::neighborhoods(&p.page.url),
+        neighborhoods,
         accumulator: NeighborhoodAccumulator::of_page(&v),
         record: PageRecord {
             url: p.page.url,
@@ -153,8 +237,8 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
             origin: p.page.origin,
         },
         file_hash,
-        fetched: None,
-        links: Vec::new(),
+        fetched,
+        links,
     }
 }
 
@@ -182,6 +266,16 @@ pub fn shorten(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn focused_priorities_order_by_score_then_depth() {
+        let p = |c, b, d| link_priority(Focus::Labeled, c, b, d);
+        assert!(p(0.9, 0.0, 5) > p(0.5, 0.6, 1)); // 0.9 > 0.6
+        assert!(p(0.0, 0.6, 1) > p(0.5, 0.0, 1)); // neighborhood badness counts
+        assert!(p(0.5, 0.0, 1) > p(0.5, 0.0, 2)); // shallower first among equals
+        assert_eq!(p(1.0, 0.0, 0), 1_000_000_999);
+        assert!(link_priority(Focus::Bfs, 0.9, 0.9, 3) < link_priority(Focus::Bfs, 0.0, 0.0, 2));
+    }
 
     #[test]
     fn shorten_collapses_and_cuts() {

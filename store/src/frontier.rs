@@ -37,6 +37,9 @@ pub struct FrontierEntry {
     /// Higher is fetched first within a host; the scheduler also prefers hosts whose best
     /// entry has a higher priority.
     pub priority: u32,
+    /// Redirects followed to reach this URL (bounded by the crawler's hop limit).
+    #[serde(default)]
+    pub hops: u32,
 }
 
 /// 64-bit fingerprint of a canonical URL: the first 8 bytes of its SHA-1 (stable across
@@ -248,6 +251,17 @@ impl Store {
         }
     }
 
+    /// The URL of a host's best entry, without taking it.
+    pub fn frontier_pop_peek_url(&self, host_key: &str) -> Result<Option<String>> {
+        match self.tree.scan_prefix(queue_prefix(host_key)).next() {
+            None => Ok(None),
+            Some(kv) => {
+                let (k, v) = kv?;
+                Ok(Some(decode_entry(&k, &v)?.url))
+            }
+        }
+    }
+
     /// Take a host's best entry: it moves from the queue to in flight, atomically.
     pub fn frontier_pop(&self, host_key: &str) -> Result<Option<FrontierEntry>> {
         let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -329,7 +343,7 @@ mod tests {
     use super::*;
 
     fn entry(url: &str, host: &str, priority: u32) -> FrontierEntry {
-        FrontierEntry { url: url.into(), host_key: host.into(), depth: 0, priority }
+        FrontierEntry { url: url.into(), host_key: host.into(), depth: 0, priority, hops: 0 }
     }
 
     #[test]

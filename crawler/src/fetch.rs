@@ -1,0 +1,430 @@
+//! Fetching one URL safely: timeouts, a body cap that also stops decompression bombs,
+//! redirects returned (never followed here — the scheduler queues the target after checking
+//! robots and scope), and an SSRF guard that refuses private, loopback, link-local,
+//! multicast and unspecified addresses — also after DNS resolution — unless the user mapped
+//! the host with `--resolve` or passed `--allow-private`.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+/// `--resolve HOST=ADDR:PORT` mappings; HOST may be `*.suffix`.
+#[derive(Debug, Clone, Default)]
+pub struct ResolveMap {
+    exact: HashMap<String, SocketAddr>,
+    suffixes: Vec<(String, SocketAddr)>,
+}
+
+impl ResolveMap {
+    /// Parse `HOST=ADDR:PORT` (IPv6 as `[::1]:PORT`).
+    pub fn add(&mut self, spec: &str) -> Result<(), String> {
+        let (host, addr) =
+            spec.split_once('=').ok_or_else(|| format!("--resolve {spec:?}: expected HOST=ADDR:PORT"))?;
+        let addr: SocketAddr =
+            addr.trim().parse().map_err(|_| format!("--resolve {spec:?}: {addr:?} is not ADDR:PORT"))?;
+        let host = host.trim().to_ascii_lowercase();
+        if let Some(suffix) = host.strip_prefix("*.") {
+            self.suffixes.push((suffix.to_string(), addr));
+        } else if host.is_empty() {
+            return Err(format!("--resolve {spec:?}: empty host"));
+        } else {
+            self.exact.insert(host, addr);
+        }
+        Ok(())
+    }
+
+    /// The mapped address of a host, if any (`*.suffix` matches the suffix and subdomains).
+    pub fn get(&self, host: &str) -> Option<SocketAddr> {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        if let Some(a) = self.exact.get(&host) {
+            return Some(*a);
+        }
+        self.suffixes.iter().find(|(s, _)| host == *s || host.ends_with(&format!(".{s}"))).map(|(_, a)| *a)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.exact.is_empty() && self.suffixes.is_empty()
+    }
+}
+
+/// True for addresses a public crawl must never contact: private (RFC 1918, ULA), loopback,
+/// link-local, multicast, unspecified, broadcast, shared (CGN), documentation and
+/// benchmarking ranges, and IPv4-mapped forms of those.
+pub fn is_non_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            v4.is_private()
+                || v4.is_loopback()
+                || v4.is_link_local()
+                || v4.is_multicast()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_documentation()
+                || o[0] == 0
+                || (o[0] == 100 && (64..128).contains(&o[1])) // shared address space, RFC 6598
+                || (o[0] == 198 && (o[1] == 18 || o[1] == 19)) // benchmarking, RFC 2544
+                || o[0] >= 240 // reserved
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_non_public(IpAddr::V4(v4));
+            }
+            let s = v6.segments();
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00 // unique local
+                || (s[0] & 0xffc0) == 0xfe80 // link local
+                || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+        }
+    }
+}
+
+/// DNS resolution with the resolve map first and the SSRF guard after.
+struct GuardedResolver {
+    map: Arc<ResolveMap>,
+    allow_private: bool,
+}
+
+impl Resolve for GuardedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let host = name.as_str().to_string();
+        if let Some(addr) = self.map.get(&host) {
+            // A port here is used when the URL gives none (reqwest's documented rule).
+            return Box::pin(async move { Ok(Box::new(std::iter::once(addr)) as Addrs) });
+        }
+        let allow_private = self.allow_private;
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let allowed: Vec<SocketAddr> =
+                addrs.iter().copied().filter(|a| allow_private || !is_non_public(a.ip())).collect();
+            if allowed.is_empty() {
+                return Err(format!(
+                    "refused: {host} resolves only to non-public addresses ({addrs:?}); use --allow-private for intranet crawls"
+                )
+                .into());
+            }
+            Ok(Box::new(allowed.into_iter()) as Addrs)
+        })
+    }
+}
+
+/// Settings of the fetcher.
+#[derive(Debug, Clone)]
+pub struct FetchConfig {
+    pub user_agent: String,
+    pub connect_timeout: Duration,
+    /// Longest wait for the next bytes of a response.
+    pub read_timeout: Duration,
+    /// Longest a whole fetch (headers and body) may take.
+    pub total_timeout: Duration,
+    /// Largest body kept, after decompression; larger bodies are cut and flagged.
+    pub max_body_bytes: usize,
+    pub allow_private: bool,
+    pub resolve: Arc<ResolveMap>,
+}
+
+impl Default for FetchConfig {
+    fn default() -> Self {
+        FetchConfig {
+            user_agent: String::new(),
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(20),
+            total_timeout: Duration::from_secs(60),
+            max_body_bytes: 10 << 20,
+            allow_private: false,
+            resolve: Arc::new(ResolveMap::default()),
+        }
+    }
+}
+
+/// Why a fetch failed, by kind (for counters and backoff decisions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FetchErrorKind {
+    /// The address is private/loopback/… and not allowed (SSRF guard).
+    Refused,
+    Connect,
+    Timeout,
+    /// Malformed response (e.g. huge or broken headers).
+    Protocol,
+    Body,
+    BadUrl,
+}
+
+impl FetchErrorKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            FetchErrorKind::Refused => "refused_address",
+            FetchErrorKind::Connect => "connect",
+            FetchErrorKind::Timeout => "timeout",
+            FetchErrorKind::Protocol => "protocol",
+            FetchErrorKind::Body => "body",
+            FetchErrorKind::BadUrl => "bad_url",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct FetchError {
+    pub kind: FetchErrorKind,
+    pub detail: String,
+}
+
+impl std::fmt::Display for FetchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.kind.as_str(), self.detail)
+    }
+}
+
+/// A response, body read (up to the cap) and decompressed.
+#[derive(Debug, Clone)]
+pub struct FetchResponse {
+    pub status: u16,
+    pub reason: String,
+    pub http_version: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// The body was longer than the cap and was cut.
+    pub truncated: bool,
+    pub remote_ip: Option<IpAddr>,
+    /// From sending the request to the end of the body.
+    pub elapsed: Duration,
+    /// The request line and headers as sent (for the WARC request record).
+    pub request_head: Vec<u8>,
+}
+
+impl FetchResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// An HTTP client configured for polite, safe crawling.
+#[derive(Clone)]
+pub struct Fetcher {
+    client: reqwest::Client,
+    cfg: FetchConfig,
+}
+
+impl Fetcher {
+    pub fn new(cfg: FetchConfig) -> Result<Fetcher, String> {
+        if cfg.user_agent.trim().is_empty() {
+            return Err("a User-Agent with a contact URL is required".into());
+        }
+        let client = reqwest::Client::builder()
+            .user_agent(cfg.user_agent.clone())
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(cfg.connect_timeout)
+            .read_timeout(cfg.read_timeout)
+            .no_proxy()
+            .dns_resolver(Arc::new(GuardedResolver {
+                map: cfg.resolve.clone(),
+                allow_private: cfg.allow_private,
+            }))
+            .pool_max_idle_per_host(1)
+            .build()
+            .map_err(|e| format!("building the HTTP client: {e}"))?;
+        Ok(Fetcher { client, cfg })
+    }
+
+    pub fn config(&self) -> &FetchConfig {
+        &self.cfg
+    }
+
+    /// GET `url`. Redirects are returned as responses (3xx with Location).
+    pub async fn get(&self, url: &str) -> Result<FetchResponse, FetchError> {
+        let parsed = url::Url::parse(url).map_err(|e| err(FetchErrorKind::BadUrl, e))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(err(FetchErrorKind::BadUrl, format!("unsupported scheme {}", parsed.scheme())));
+        }
+        // IP literals never reach the resolver: guard them here.
+        if let Some(host) = parsed.host() {
+            let ip = match host {
+                url::Host::Ipv4(a) => Some(IpAddr::V4(a)),
+                url::Host::Ipv6(a) => Some(IpAddr::V6(a)),
+                url::Host::Domain(_) => None,
+            };
+            let mapped = parsed.host_str().is_some_and(|h| self.cfg.resolve.get(h).is_some());
+            if let Some(ip) = ip {
+                if is_non_public(ip) && !self.cfg.allow_private && !mapped {
+                    return Err(err(FetchErrorKind::Refused, format!("{ip} is not a public address")));
+                }
+            }
+        } else {
+            return Err(err(FetchErrorKind::BadUrl, "no host"));
+        }
+        let start = Instant::now();
+        let fut = self.fetch_inner(parsed, start);
+        match tokio::time::timeout(self.cfg.total_timeout, fut).await {
+            Ok(r) => r,
+            Err(_) => Err(err(
+                FetchErrorKind::Timeout,
+                format!("no complete response in {:?}", self.cfg.total_timeout),
+            )),
+        }
+    }
+
+    async fn fetch_inner(&self, url: url::Url, start: Instant) -> Result<FetchResponse, FetchError> {
+        let request_head = request_head(&url, &self.cfg.user_agent);
+        let mut resp = self
+            .client
+            .get(url)
+            .header("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5")
+            .send()
+            .await
+            .map_err(classify)?;
+        let status = resp.status();
+        let headers: Vec<(String, String)> = resp
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .collect();
+        let remote_ip = resp.remote_addr().map(|a| a.ip());
+        let http_version = format!("{:?}", resp.version());
+        let mut body = Vec::new();
+        let mut truncated = false;
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => {
+                    let room = self.cfg.max_body_bytes.saturating_sub(body.len());
+                    if chunk.len() > room {
+                        body.extend_from_slice(&chunk[..room]);
+                        truncated = true;
+                        break; // dropping the response closes the connection
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    let e = classify(e);
+                    if e.kind == FetchErrorKind::Timeout {
+                        return Err(e);
+                    }
+                    return Err(FetchError { kind: FetchErrorKind::Body, detail: e.detail });
+                }
+            }
+        }
+        Ok(FetchResponse {
+            status: status.as_u16(),
+            reason: status.canonical_reason().unwrap_or("").to_string(),
+            http_version,
+            headers,
+            body,
+            truncated,
+            remote_ip,
+            elapsed: start.elapsed(),
+            request_head,
+        })
+    }
+}
+
+fn request_head(url: &url::Url, ua: &str) -> Vec<u8> {
+    let mut path = url.path().to_string();
+    if let Some(q) = url.query() {
+        path.push('?');
+        path.push_str(q);
+    }
+    let host = match url.port() {
+        Some(p) => format!("{}:{p}", url.host_str().unwrap_or("")),
+        None => url.host_str().unwrap_or("").to_string(),
+    };
+    format!(
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: {ua}\r\nAccept: text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5\r\nAccept-Encoding: gzip, br, deflate\r\n\r\n"
+    )
+    .into_bytes()
+}
+
+fn err(kind: FetchErrorKind, e: impl std::fmt::Display) -> FetchError {
+    FetchError { kind, detail: e.to_string() }
+}
+
+fn classify(e: reqwest::Error) -> FetchError {
+    // Walk the source chain for the root cause's text (our resolver's refusal, hyper's
+    // header errors …).
+    let mut detail = e.to_string();
+    let mut src: Option<&dyn std::error::Error> = std::error::Error::source(&e);
+    while let Some(s) = src {
+        detail = format!("{detail}: {s}");
+        src = s.source();
+    }
+    let kind = if detail.contains("refused: ") && detail.contains("non-public") {
+        FetchErrorKind::Refused
+    } else if e.is_timeout() {
+        FetchErrorKind::Timeout
+    } else if e.is_connect() {
+        FetchErrorKind::Connect
+    } else if e.is_body() || e.is_decode() {
+        FetchErrorKind::Body
+    } else {
+        FetchErrorKind::Protocol
+    };
+    FetchError { kind, detail }
+}
+
+/// Parse `Retry-After`: delay-seconds or an HTTP date (RFC 9110 §10.2.3).
+pub fn parse_retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
+    let v = value.trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let when = httpdate::parse_http_date(v).ok()?;
+    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_public_ranges() {
+        for ip in [
+            "10.1.2.3",
+            "127.0.0.1",
+            "169.254.1.1",
+            "192.168.0.1",
+            "172.16.5.4",
+            "0.0.0.0",
+            "224.0.0.1",
+            "100.64.0.1",
+            "::1",
+            "fe80::1",
+            "fc00::1",
+            "::",
+            "ff02::1",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(is_non_public(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["93.184.216.34", "8.8.8.8", "2606:4700::1111"] {
+            assert!(!is_non_public(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    #[test]
+    fn resolve_map_exact_and_suffix() {
+        let mut m = ResolveMap::default();
+        m.add("a.test=127.0.0.1:8080").unwrap();
+        m.add("*.demo.test=127.0.0.2:9000").unwrap();
+        assert_eq!(m.get("A.test"), Some("127.0.0.1:8080".parse().unwrap()));
+        assert_eq!(m.get("wiki.demo.test"), Some("127.0.0.2:9000".parse().unwrap()));
+        assert_eq!(m.get("demo.test"), Some("127.0.0.2:9000".parse().unwrap()));
+        assert_eq!(m.get("xdemo.test"), None);
+        assert!(m.add("nohost").is_err());
+        assert!(m.add("h=notanaddr").is_err());
+    }
+
+    #[test]
+    fn retry_after_seconds_and_dates() {
+        let now = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+        assert_eq!(parse_retry_after("120", now), Some(Duration::from_secs(120)));
+        let later = httpdate::fmt_http_date(now + Duration::from_secs(30));
+        assert_eq!(parse_retry_after(&later, now), Some(Duration::from_secs(30)));
+        let earlier = httpdate::fmt_http_date(now - Duration::from_secs(30));
+        assert_eq!(parse_retry_after(&earlier, now), Some(Duration::ZERO));
+        assert_eq!(parse_retry_after("soon", now), None);
+    }
+}

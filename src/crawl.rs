@@ -1,0 +1,218 @@
+//! `ditto crawl`: the crawler's pages flow into the same pipeline stages as `ditto scan`;
+//! the match stage turns each page's links into prioritized frontier entries, and the store
+//! writer queues them with the page in one atomic batch.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use crawler::crawl::{
+    crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, CrawledPage, FetchRecorder, LinkPolicy, PageSink,
+};
+use crawler::fetch::{FetchConfig, FetchResponse, Fetcher, ResolveMap};
+use crawler::urls::{canonical_url, HostPattern, Scope, ScopeRules, TrapGuard, TrapLimits};
+use crawler::warc_writer::{FetchRecord, WarcInfo, WarcWriter};
+use crossbeam_channel::Sender;
+use detector::{Normalization, TrapRules};
+use serde::Serialize;
+use store::Store;
+
+use crate::pipeline::progress::ProgressMode;
+use crate::pipeline::source_stage::SourceCounters;
+use crate::pipeline::stages::{Focus, Input, LinkSettings, Matcher};
+use crate::pipeline::{run_pipeline, PipelineSettings, ScanStats};
+
+/// Everything `ditto crawl` needs.
+pub struct CrawlSettings {
+    pub seeds: Vec<String>,
+    pub user_agent: String,
+    pub focus: Focus,
+    pub scope: Scope,
+    pub allow_hosts: Vec<String>,
+    pub block_hosts: Vec<String>,
+    pub resolve: Vec<String>,
+    pub allow_private: bool,
+    pub warc_dir: Option<PathBuf>,
+    pub warc_max_bytes: u64,
+    pub crawl: CrawlConfig,
+    pub fetch: FetchConfig,
+    pub traps: TrapRules,
+    pub threads: usize,
+    pub progress: ProgressMode,
+    pub normalization: Normalization,
+}
+
+/// What a crawl did: the crawler's side and the detection side.
+#[derive(Debug, Serialize)]
+pub struct CrawlSummary {
+    pub crawl: CrawlReport,
+    pub detection: ScanStats,
+    pub warc_files: Vec<String>,
+    /// Labeled chunks found per page fetched.
+    pub harvest_rate: f64,
+}
+
+/// An honest User-Agent names a contact: a URL or an e-mail address.
+pub fn check_user_agent(ua: &str) -> Result<()> {
+    let token = crawler::robots::product_token(ua);
+    if token.is_empty() {
+        bail!("--user-agent {ua:?} must start with a product token, e.g. \"ditto/0.1 (+https://example.org/bot)\"");
+    }
+    if !(ua.contains("http://") || ua.contains("https://") || ua.contains('@')) {
+        bail!("--user-agent {ua:?} must carry a contact URL or e-mail, e.g. \"ditto/0.1 (+https://example.org/bot)\"");
+    }
+    Ok(())
+}
+
+/// Writes every fetch to rotating WARC files.
+struct WarcRecorder {
+    writer: Mutex<WarcWriter>,
+}
+
+impl FetchRecorder for WarcRecorder {
+    fn record(&self, url: &str, fetch_time: i64, resp: &FetchResponse) -> Option<(String, u64)> {
+        let rec = FetchRecord {
+            url: url.to_string(),
+            ip: resp.remote_ip,
+            fetch_time,
+            request_head: resp.request_head.clone(),
+            status: resp.status,
+            reason: resp.reason.clone(),
+            http_version: resp.http_version.clone(),
+            response_headers: resp.headers.clone(),
+            body: resp.body.clone(),
+        };
+        let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        match w.write_fetch(&rec) {
+            Ok(loc) => Some((loc.file, loc.offset)),
+            Err(e) => {
+                eprintln!("warning: writing WARC record for {url}: {e}");
+                None
+            }
+        }
+    }
+
+    fn close(&self) {
+        let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = w.close() {
+            eprintln!("warning: closing WARC output: {e}");
+        }
+    }
+}
+
+/// Hands crawled pages to the pipeline's source channel (blocking: back-pressure).
+struct ChannelSink {
+    tx: Sender<Input>,
+    counters: Arc<SourceCounters>,
+}
+
+impl PageSink for ChannelSink {
+    fn send(&self, p: CrawledPage) -> bool {
+        self.counters.pages_read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.counters.payload_bytes.fetch_add(p.page.body.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        let input = Input { page: p.page, ticket: Some(p.entry) };
+        tokio::task::block_in_place(|| self.tx.send(input).is_ok())
+    }
+}
+
+/// Run a crawl with detection inside it.
+pub fn run(
+    s: CrawlSettings,
+    store: Arc<Store>,
+    mut matcher: Matcher,
+    stop: Arc<AtomicBool>,
+) -> Result<CrawlSummary> {
+    check_user_agent(&s.user_agent)?;
+    let mut resolve = ResolveMap::default();
+    for r in &s.resolve {
+        resolve.add(r).map_err(anyhow::Error::msg)?;
+    }
+    let fetch_cfg = FetchConfig {
+        user_agent: s.user_agent.clone(),
+        allow_private: s.allow_private,
+        resolve: Arc::new(resolve),
+        ..s.fetch.clone()
+    };
+    let fetcher = Fetcher::new(fetch_cfg).map_err(anyhow::Error::msg)?;
+    let mut seed_urls = Vec::new();
+    for seed in &s.seeds {
+        seed_urls.push(canonical_url(seed).with_context(|| format!("seed {seed:?}"))?);
+    }
+    let mut scope = ScopeRules::new(s.scope).with_seeds(seed_urls.iter());
+    let parse_patterns = |v: &[String]| -> Result<Vec<HostPattern>> {
+        v.iter().map(|p| HostPattern::parse(p).with_context(|| format!("host pattern {p:?}"))).collect()
+    };
+    scope = scope.with_allowed(parse_patterns(&s.allow_hosts)?).with_blocked(parse_patterns(&s.block_hosts)?);
+    let traps = TrapGuard::new(TrapLimits { rules: s.traps, ..TrapLimits::default() });
+    let policy = Arc::new(LinkPolicy::new(scope, traps, s.crawl.max_depth));
+    matcher.links = Some(LinkSettings { policy: policy.clone(), focus: s.focus, store: store.clone() });
+
+    let recorder: Option<Arc<dyn FetchRecorder>> = match &s.warc_dir {
+        None => None,
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            let info = WarcInfo {
+                software: format!("ditto/{}", env!("CARGO_PKG_VERSION")),
+                user_agent: Some(s.user_agent.clone()),
+                robots: Some("obey".into()),
+                ..WarcInfo::default()
+            };
+            let w = WarcWriter::new(dir, "ditto", s.warc_max_bytes)
+                .with_context(|| format!("opening WARC output in {}", dir.display()))?
+                .with_info(info);
+            Some(Arc::new(WarcRecorder { writer: Mutex::new(w) }))
+        }
+    };
+
+    let counters = Arc::new(CrawlCounters::default());
+    let settings = PipelineSettings {
+        normalization: s.normalization,
+        traps: s.traps,
+        threads: s.threads,
+        batch_size: 64,
+        progress: ProgressMode::None,
+        extract_links: true,
+        progress_total_bytes: 0,
+    };
+    let report_slot: Arc<Mutex<Option<CrawlReport>>> = Arc::new(Mutex::new(None));
+    let progress = crate::crawl_progress::CrawlProgress::start(s.progress, counters.clone());
+    let detection = {
+        let (store2, rec2, counters2, slot, stop2) =
+            (store.clone(), recorder.clone(), counters.clone(), report_slot.clone(), stop.clone());
+        let crawl_cfg = s.crawl.clone();
+        let seeds = s.seeds.clone();
+        run_pipeline(&settings, store.clone(), matcher, move |tx, _skips, c| {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .context("starting the crawler's runtime")?;
+            let sink: Arc<dyn PageSink> = Arc::new(ChannelSink { tx, counters: c });
+            let io = CrawlIo { sink, recorder: rec2, counters: counters2, stop: stop2 };
+            let report = rt.block_on(crawl(store2, fetcher, crawl_cfg, policy, seeds, io))?;
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(report);
+            rt.shutdown_timeout(Duration::from_secs(5));
+            Ok(())
+        })?
+    };
+    progress.finish();
+    let mut warc_files = Vec::new();
+    if let Some(r) = &recorder {
+        r.close();
+    }
+    if let Some(dir) = &s.warc_dir {
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.flatten() {
+                warc_files.push(e.path().display().to_string());
+            }
+            warc_files.sort();
+        }
+    }
+    let crawl =
+        report_slot.lock().unwrap_or_else(|e| e.into_inner()).take().context("the crawl did not report")?;
+    let totals = store.totals()?;
+    let harvest_rate = if crawl.pages > 0 { totals.labeled_chunks as f64 / crawl.pages as f64 } else { 0.0 };
+    Ok(CrawlSummary { crawl, detection, warc_files, harvest_rate })
+}
