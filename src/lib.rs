@@ -3,6 +3,7 @@
 
 pub mod crawl;
 pub mod crawl_progress;
+pub mod demo;
 pub mod labels;
 pub mod pipeline;
 pub mod report;

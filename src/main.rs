@@ -45,6 +45,14 @@ enum Command {
     Report(ReportArgs),
     /// Print a store's totals: pages, chunks, labeled chunks, neighborhoods, thresholds.
     Stats(StatsArgs),
+    /// Start a built-in web on loopback (original, copying, mirrored, near-replica, trap and
+    /// throttling hosts), crawl it with a bundled Wikipedia label set, print what was found.
+    /// No network needed.
+    Demo {
+        /// Where the store, WARC files, label set and report go.
+        #[arg(long, default_value = "ditto-demo")]
+        out: PathBuf,
+    },
     /// Crawl the web politely with detection inside the crawl (resumable: run the same
     /// command again after ^C or a crash).
     Crawl(Box<CrawlArgs>),
@@ -286,6 +294,7 @@ fn main() -> ExitCode {
         Command::Report(a) => report_cmd(a),
         Command::Stats(a) => stats(a),
         Command::Crawl(a) => crawl_cmd(*a),
+        Command::Demo { out } => ditto::demo::run_demo(&out, false).map(|_| ()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
