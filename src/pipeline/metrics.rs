@@ -71,6 +71,8 @@ pub enum SkipReason {
     ReadError,
     /// No URL could be formed.
     BadUrl,
+    /// A robots.txt file (in crawl WARCs): rules, not content.
+    RobotsTxt,
 }
 
 impl SkipReason {
@@ -84,6 +86,7 @@ impl SkipReason {
             SkipReason::TooLarge => "too_large",
             SkipReason::ReadError => "read_error",
             SkipReason::BadUrl => "bad_url",
+            SkipReason::RobotsTxt => "robots_txt",
         }
     }
 }

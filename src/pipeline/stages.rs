@@ -78,6 +78,11 @@ fn filter_page(mut page: Page, s: &FilterSettings, skips: &Skips) -> Option<(Pag
         skips.add(SkipReason::StatusNot2xx, 1);
         return None;
     }
+    if is_robots_txt(&page.url) {
+        // Crawl records hold robots.txt fetches; they are rules, not content.
+        skips.add(SkipReason::RobotsTxt, 1);
+        return None;
+    }
     if let Some(reason) = s.traps.check(&page.url) {
         skips.add(
             match reason {
@@ -105,6 +110,14 @@ fn filter_page(mut page: Page, s: &FilterSettings, skips: &Skips) -> Option<(Pag
     }
     page.url.shrink_to_fit();
     Some((page, file_hash))
+}
+
+/// True for `scheme://host/robots.txt` (query ignored).
+fn is_robots_txt(url: &str) -> bool {
+    let Some(rest) = url.find("://").map(|i| &url[i + 3..]) else { return false };
+    let path = rest.find('/').map(|i| &rest[i..]).unwrap_or("/");
+    let path = &path[..path.find(['?', '#']).unwrap_or(path.len())];
+    path == "/robots.txt"
 }
 
 /// Clean stage (§3.1 step 2): HTML or text → blocks.
@@ -275,6 +288,14 @@ mod tests {
         assert!(p(0.5, 0.0, 1) > p(0.5, 0.0, 2)); // shallower first among equals
         assert_eq!(p(1.0, 0.0, 0), 1_000_000_999);
         assert!(link_priority(Focus::Bfs, 0.9, 0.9, 3) < link_priority(Focus::Bfs, 0.0, 0.0, 2));
+    }
+
+    #[test]
+    fn robots_txt_urls() {
+        assert!(is_robots_txt("http://h/robots.txt"));
+        assert!(is_robots_txt("https://h:8080/robots.txt?x=1"));
+        assert!(!is_robots_txt("http://h/a/robots.txt"));
+        assert!(!is_robots_txt("http://h/"));
     }
 
     #[test]
