@@ -13,6 +13,15 @@ pub type SourceId = u32;
 pub trait ChunkLookup: Sync {
     /// The source the hash was labeled from, or `None` when it is not in the set.
     fn lookup(&self, hash: &Sha1Digest) -> Option<SourceId>;
+
+    /// Look up every hash in `hashes`, appending one answer per hash to `out` (in order;
+    /// `out` is cleared first). Must answer exactly as [`ChunkLookup::lookup`] would; an
+    /// implementation may overlap the memory accesses of many keys (`labelsets::LabelSet`
+    /// prefetches its filter blocks). The default loops over `lookup`.
+    fn lookup_many(&self, hashes: &[Sha1Digest], out: &mut Vec<Option<SourceId>>) {
+        out.clear();
+        out.extend(hashes.iter().map(|h| self.lookup(h)));
+    }
 }
 
 /// Stop chunks: common benign idioms removed before detection (§3.4.2).
@@ -87,13 +96,23 @@ pub fn match_page(
     stops: &dyn StopList,
 ) -> PageVerdict {
     let mut v = PageVerdict { stop_chunks: fp.empty_blocks, ..Default::default() };
-    for c in &fp.chunks {
+    // Stop chunks out first, then one batched lookup over the rest (so a label set can
+    // overlap the memory accesses of the whole page); matches keep the page's chunk order.
+    let mut kept: Vec<usize> = Vec::with_capacity(fp.chunks.len());
+    let mut hashes: Vec<Sha1Digest> = Vec::with_capacity(fp.chunks.len());
+    for (i, c) in fp.chunks.iter().enumerate() {
         if stops.is_stop(&c.hash) {
             v.stop_chunks += 1;
-            continue;
+        } else {
+            kept.push(i);
+            hashes.push(c.hash);
         }
-        v.chunks += 1;
-        if let Some(source) = labels.lookup(&c.hash) {
+    }
+    v.chunks = kept.len() as u32;
+    let mut found = Vec::with_capacity(hashes.len());
+    labels.lookup_many(&hashes, &mut found);
+    for (&i, source) in kept.iter().zip(found) {
+        if let (Some(source), Some(c)) = (source, fp.chunks.get(i)) {
             v.labeled_chunks += 1;
             v.matches.push(ChunkMatch { hash: c.hash, block: c.block, source });
         }
@@ -134,6 +153,90 @@ mod tests {
         assert_eq!(v.contains, 0.75);
         assert_eq!(v.matches.iter().map(|m| m.source).collect::<Vec<_>>(), vec![7, 7, 9]);
         assert_eq!(v.matches[2].block, 3);
+    }
+
+    /// A lookup that answers through `lookup` only, so `lookup_many` takes the default.
+    struct PerKey<'a>(&'a HashMap<Sha1Digest, SourceId>);
+    impl ChunkLookup for PerKey<'_> {
+        fn lookup(&self, hash: &Sha1Digest) -> Option<SourceId> {
+            self.0.get(hash).copied()
+        }
+    }
+
+    /// A lookup whose `lookup_many` answers in reverse-then-reversed order, to check that
+    /// `match_page` relies only on the per-position contract.
+    struct Reversing<'a>(&'a HashMap<Sha1Digest, SourceId>);
+    impl ChunkLookup for Reversing<'_> {
+        fn lookup(&self, hash: &Sha1Digest) -> Option<SourceId> {
+            self.0.get(hash).copied()
+        }
+        fn lookup_many(&self, hashes: &[Sha1Digest], out: &mut Vec<Option<SourceId>>) {
+            out.clear();
+            out.extend(hashes.iter().rev().map(|h| self.lookup(h)));
+            out.reverse();
+        }
+    }
+
+    #[test]
+    fn batched_lookup_matches_per_key_on_random_digests() {
+        // splitmix64-driven pseudo-random digests; about a third labeled, a few stops.
+        let mut x = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        let mut digest = || {
+            let mut d = [0u8; 20];
+            for part in d.chunks_mut(8) {
+                let r = next().to_le_bytes();
+                part.copy_from_slice(&r[..part.len()]);
+            }
+            d
+        };
+        let all: Vec<Sha1Digest> = (0..3000).map(|_| digest()).collect();
+        let labels: HashMap<Sha1Digest, SourceId> =
+            all.iter().step_by(3).enumerate().map(|(i, d)| (*d, i as SourceId)).collect();
+        let stops: HashSet<Sha1Digest> = all.iter().skip(1).step_by(17).copied().collect();
+        // The default lookup_many against per-key lookups.
+        let mut batched = Vec::new();
+        PerKey(&labels).lookup_many(&all, &mut batched);
+        let per_key: Vec<_> = all.iter().map(|d| labels.get(d).copied()).collect();
+        assert_eq!(batched, per_key);
+        // match_page (batched) against a hand-written per-key loop, pages with repeats.
+        let mut stops_seen = 0;
+        for page in 0..20usize {
+            let chunks: Vec<crate::fingerprint::ChunkFingerprint> = (0..150)
+                .map(|j| crate::fingerprint::ChunkFingerprint {
+                    // Chunks 120..150 repeat chunks 0..30.
+                    hash: all[((((page * 150 + j % 120) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40)
+                        % all.len() as u64) as usize],
+                    block: j as u32,
+                })
+                .collect();
+            let fp = Fingerprints { file_hash: [0; 20], chunks, empty_blocks: page as u32 };
+            let mut want = PageVerdict { stop_chunks: fp.empty_blocks, ..Default::default() };
+            for c in &fp.chunks {
+                if stops.contains(&c.hash) {
+                    want.stop_chunks += 1;
+                    continue;
+                }
+                want.chunks += 1;
+                if let Some(source) = labels.get(&c.hash).copied() {
+                    want.labeled_chunks += 1;
+                    want.matches.push(ChunkMatch { hash: c.hash, block: c.block, source });
+                }
+            }
+            want.contains = contains(want.labeled_chunks as u64, want.chunks as u64);
+            assert!(want.labeled_chunks > 0);
+            stops_seen += want.stop_chunks - fp.empty_blocks;
+            for lookup in [&PerKey(&labels) as &dyn ChunkLookup, &Reversing(&labels), &labels] {
+                assert_eq!(match_page(&fp, lookup, None, &stops), want);
+            }
+        }
+        assert!(stops_seen > 20, "{stops_seen}");
     }
 
     #[test]

@@ -1,0 +1,345 @@
+//! Scan throughput per core vs. html5ever's bare tokenizer: `cargo bench --bench scan_throughput`.
+//!
+//! One process, one thread (except row (c) at `threads = 2`). MB = 10^6 bytes of HTML payload.
+//! Every MB/s figure is the best of [`PASSES`] passes.
+//!
+//! Corpora:
+//! - `shared/data/warc/big/debian-docs-html.warc.gz`, read first with
+//!   `ditto::source::warc::WarcPages`, keeping `text/html` pages with a 2xx status (1,388
+//!   pages, 38.63 MB of payload; markup-heavy Debian, PostgreSQL and Python docs);
+//! - `shared/data/wikipedia/articles/*.html` (241 files, 6.17 MB; text-heavy).
+//!
+//! Label set: built here from `shared/data/wikipedia/articles` (`LabelSetBuilder` +
+//! `readers::read_directory`, URL prefix `https://en.wikipedia.org/wiki/`, default
+//! normalization, min chars 100), written to a temp file and loaded as a scan loads it
+//! (`ditto::labels::load_for_scan`: `LabelSet::open` + default stop chunks).
+//!
+//! Rows:
+//! - (a) html5ever's bare tokenizer: a sink that only returns `Continue`, plus the raw-text
+//!   switches for script/style/… (the sink of `detector/benches/clean_throughput.rs`), over
+//!   the page decoded as `clean` decodes it in the common case;
+//! - (b) the per-page scan work on one thread, exactly as the pipeline's stages do it:
+//!   `stages::{filter, clean, fingerprint, match_stage}` (no store: `FilterSettings.store =
+//!   None`), with the time split by stage;
+//! - (c) `ditto::pipeline::run_scan` end to end (WARC read + gunzip + every stage + sled
+//!   store writes into a temp dir) at `threads = 1` and `threads = 2` (WARC corpus only);
+//!   payload MB/s uses the same 38.63 MB of `text/html` 2xx payload as (a) and (b).
+//!
+//! (b)/(a) is the issue's goal: scan ≥ 80 % of the bare tokenizer per core.
+
+use std::cell::Cell;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use detector::{CleanOptions, Page, PageOrigin, TrapRules};
+use ditto::pipeline::metrics::Skips;
+use ditto::pipeline::progress::ProgressMode;
+use ditto::pipeline::stages::{self, FilterSettings, Input, Matcher};
+use ditto::pipeline::{run_scan, ScanConfig};
+use ditto::source::warc::WarcPages;
+use html5ever::local_name;
+use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::states::RawKind;
+use html5ever::tokenizer::{
+    BufferQueue, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
+};
+use labelsets::{Kind, LabelSetBuilder, Normalization};
+
+const PASSES: usize = 5;
+
+struct NullSink(Cell<usize>);
+
+impl TokenSink for NullSink {
+    type Handle = ();
+    fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
+        if let Token::TagToken(tag) = token {
+            if tag.kind == TagKind::StartTag {
+                return match tag.name {
+                    local_name!("script") => TokenSinkResult::RawData(RawKind::ScriptData),
+                    local_name!("style")
+                    | local_name!("noscript")
+                    | local_name!("iframe")
+                    | local_name!("noembed")
+                    | local_name!("noframes")
+                    | local_name!("xmp") => TokenSinkResult::RawData(RawKind::Rawtext),
+                    local_name!("title") | local_name!("textarea") => {
+                        TokenSinkResult::RawData(RawKind::Rcdata)
+                    }
+                    local_name!("plaintext") => TokenSinkResult::Plaintext,
+                    _ => TokenSinkResult::Continue,
+                };
+            }
+        }
+        self.0.set(self.0.get() + 1);
+        TokenSinkResult::Continue
+    }
+}
+
+/// The bare tokenizer over one page, decoding as `clean` does in the common case (valid
+/// UTF-8 borrowed, otherwise windows-1252) so both rows pay for getting to a `&str`.
+fn tokenize(body: &[u8]) -> usize {
+    let text = match std::str::from_utf8(body) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => encoding_rs::WINDOWS_1252.decode_without_bom_handling(body).0,
+    };
+    let tok = Tokenizer::new(NullSink(Cell::new(0)), TokenizerOpts::default());
+    let q = BufferQueue::default();
+    q.push_back(StrTendril::from_slice(&text));
+    let _ = tok.feed(&q);
+    tok.end();
+    tok.sink.0.get()
+}
+
+fn data_dir() -> PathBuf {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")).to_path_buf()
+}
+
+/// `text/html` 2xx pages of a WARC file, in file order.
+fn load_warc(path: &Path) -> Vec<Page> {
+    WarcPages::open(path)
+        .expect("open WARC")
+        .filter_map(Result::ok)
+        .filter(|p| {
+            (200..300).contains(&p.status)
+                && p.content_type.as_deref().is_some_and(|c| {
+                    c.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("text/html")
+                })
+        })
+        .collect()
+}
+
+/// `*.html` directly under `dir`, sorted, as 200 `text/html` pages with Wikipedia URLs.
+fn load_articles(dir: &Path) -> Vec<Page> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read articles dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "html"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let stem = p.file_stem().expect("stem").to_string_lossy().into_owned();
+            Page {
+                url: format!("https://en.wikipedia.org/wiki/{stem}"),
+                fetch_time: 0,
+                status: 200,
+                content_type: Some("text/html".into()),
+                body: std::fs::read(&p).expect("read article"),
+                origin: PageOrigin::File { path: p.to_string_lossy().into_owned() },
+            }
+        })
+        .collect()
+}
+
+fn bytes_of(pages: &[Page]) -> usize {
+    pages.iter().map(|p| p.body.len()).sum()
+}
+
+/// Build the Wikipedia chunk label set into `path`.
+fn build_labelset(articles: &Path, path: &Path) {
+    let t = Instant::now();
+    let mut b = LabelSetBuilder::new(
+        "wikipedia-sample",
+        Kind::Chunks,
+        Normalization::default(),
+        100,
+        "shared/data/wikipedia/articles",
+    );
+    labelsets::readers::read_directory(articles, Some(labelsets::readers::ENWIKI_URL_PREFIX), &mut b)
+        .expect("read articles");
+    let h = b.write(path).expect("write label set");
+    println!(
+        "label set: {} entries from {} documents, {:.1} KB filter, built in {:.2} s",
+        h.counts.entries,
+        h.counts.documents,
+        h.sections.filter.len as f64 / 1e3,
+        t.elapsed().as_secs_f64()
+    );
+}
+
+fn matcher(labelset: &Path) -> (Matcher, Normalization) {
+    let loaded = ditto::labels::load_for_scan(labelset, None, &[], true).expect("load label set");
+    (loaded.matcher, loaded.normalization)
+}
+
+/// Row (a): best-of-`PASSES` seconds of the bare tokenizer over every page.
+fn tokenizer_secs(pages: &[Page]) -> f64 {
+    let mut best = f64::INFINITY;
+    for _ in 0..PASSES {
+        let t = Instant::now();
+        let mut n = 0usize;
+        for p in pages {
+            n = n.wrapping_add(tokenize(black_box(&p.body)));
+        }
+        black_box(n);
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    best
+}
+
+/// Time per stage of one pass of row (b).
+#[derive(Debug, Clone, Copy, Default)]
+struct Split {
+    filter: Duration,
+    clean: Duration,
+    fingerprint: Duration,
+    matching: Duration,
+    pages_out: usize,
+}
+
+impl Split {
+    fn total(&self) -> Duration {
+        self.filter + self.clean + self.fingerprint + self.matching
+    }
+}
+
+/// Row (b): one pass of the pipeline's per-page work over copies of `pages`; the copies are
+/// made before the clock starts (the pipeline moves pages, it never copies them).
+fn scan_pass(pages: &[Page], m: &Matcher, norm: &Normalization) -> (f64, Split) {
+    let settings = FilterSettings { traps: TrapRules::default(), store: None };
+    let skips = Skips::default();
+    let opts = CleanOptions { extract_links: false };
+    let inputs: Vec<Input> = pages.iter().cloned().map(Input::from).collect();
+    let mut split = Split::default();
+    let start = Instant::now();
+    for input in inputs {
+        let t0 = Instant::now();
+        let Some(f) = stages::filter(input, &settings, &skips) else {
+            split.filter += t0.elapsed();
+            continue;
+        };
+        let t1 = Instant::now();
+        let c = stages::clean(f, &opts);
+        let t2 = Instant::now();
+        let fp = stages::fingerprint(c, norm);
+        let t3 = Instant::now();
+        let w = stages::match_stage(fp, m);
+        let t4 = Instant::now();
+        black_box(&w);
+        drop(w);
+        split.filter += t1 - t0;
+        split.clean += t2 - t1;
+        split.fingerprint += t3 - t2;
+        split.matching += t4 - t3;
+        split.pages_out += 1;
+    }
+    (start.elapsed().as_secs_f64(), split)
+}
+
+/// Row (b), best of `PASSES`; the split is the best pass's.
+fn scan_secs(pages: &[Page], m: &Matcher, norm: &Normalization) -> (f64, Split) {
+    let mut best = (f64::INFINITY, Split::default());
+    for _ in 0..PASSES {
+        let r = scan_pass(pages, m, norm);
+        if r.0 < best.0 {
+            best = r;
+        }
+    }
+    best
+}
+
+fn pct(part: Duration, whole: Duration) -> f64 {
+    100.0 * part.as_secs_f64() / whole.as_secs_f64()
+}
+
+/// Rows (a) and (b) for one corpus; returns (a) and (b) in MB/s.
+fn tokenizer_vs_scan(name: &str, pages: &[Page], m: &Matcher, norm: &Normalization) -> (f64, f64) {
+    let bytes = bytes_of(pages) as f64;
+    println!("\n{name}: {} pages, {:.2} MB of HTML payload", pages.len(), bytes / 1e6);
+    let a = bytes / 1e6 / tokenizer_secs(pages);
+    println!("  (a) bare html5ever tokenizer          {a:7.1} MB/s");
+    let (secs, split) = scan_secs(pages, m, norm);
+    let b = bytes / 1e6 / secs;
+    println!(
+        "  (b) scan stages, 1 thread, no store   {b:7.1} MB/s  {:5.1} % of (a)  {:7.0} pages/s  ({} pages out)",
+        100.0 * b / a,
+        pages.len() as f64 / secs,
+        split.pages_out
+    );
+    let total = split.total();
+    println!(
+        "      split of (b): filter (incl. body SHA-1) {:.1} %, clean {:.1} %, fingerprint {:.1} %, match {:.1} %",
+        pct(split.filter, total),
+        pct(split.clean, total),
+        pct(split.fingerprint, total),
+        pct(split.matching, total)
+    );
+    println!(
+        "      per stage alone: clean {:.1} MB/s, fingerprint {:.1} MB/s, match {:.1} MB/s (payload MB / stage time)",
+        bytes / 1e6 / split.clean.as_secs_f64(),
+        bytes / 1e6 / split.fingerprint.as_secs_f64(),
+        bytes / 1e6 / split.matching.as_secs_f64()
+    );
+    (a, b)
+}
+
+/// Row (c): `run_scan` end to end into a fresh store, best of `PASSES`.
+fn end_to_end(warc: &Path, labelset: &Path, threads: usize, html_bytes: usize) {
+    let mut best: Option<(f64, ditto::pipeline::ScanStats)> = None;
+    for _ in 0..PASSES {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Arc::new(store::Store::open(&dir.path().join("store")).expect("open store"));
+        let (m, norm) = matcher(labelset);
+        let cfg = ScanConfig {
+            inputs: vec![warc.to_path_buf()],
+            url_prefix: None,
+            normalization: norm,
+            traps: TrapRules::default(),
+            threads,
+            batch_size: 256,
+            max_body_bytes: 64 << 20,
+            progress: ProgressMode::None,
+        };
+        let t = Instant::now();
+        let stats = run_scan(&cfg, store, m).expect("scan");
+        let secs = t.elapsed().as_secs_f64();
+        if best.as_ref().is_none_or(|b| secs < b.0) {
+            best = Some((secs, stats));
+        }
+    }
+    let (secs, stats) = best.expect("at least one pass");
+    println!(
+        "  (c) run_scan, threads = {threads}: {:6.1} MB/s of text/html payload ({:.1} MB/s of all {:.2} MB payload), \
+         {:6.0} pages/s read, {:6.0} pages/s written ({} read, {} written) in {:.3} s",
+        html_bytes as f64 / 1e6 / secs,
+        stats.payload_bytes as f64 / 1e6 / secs,
+        stats.payload_bytes as f64 / 1e6,
+        stats.pages_read as f64 / secs,
+        stats.pages_written as f64 / secs,
+        stats.pages_read,
+        stats.pages_written,
+        secs
+    );
+    let busy: Vec<String> =
+        stats.stages.iter().map(|s| format!("{} {:.3} s", s.stage, s.busy_seconds)).collect();
+    println!("      stage busy time (summed over workers): {}", busy.join(", "));
+}
+
+fn main() {
+    let data = data_dir();
+    let warc = data.join("warc/big/debian-docs-html.warc.gz");
+    let articles = data.join("wikipedia/articles");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let labelset = tmp.path().join("wikipedia.dls");
+    build_labelset(&articles, &labelset);
+    let (m, norm) = matcher(&labelset);
+
+    let t = Instant::now();
+    let debian = load_warc(&warc);
+    println!("read {} in {:.2} s", warc.display(), t.elapsed().as_secs_f64());
+    let wiki = load_articles(&articles);
+
+    let (a, b) = tokenizer_vs_scan("debian-docs WARC (text/html, 2xx)", &debian, &m, &norm);
+    let html_bytes = bytes_of(&debian);
+    end_to_end(&warc, &labelset, 1, html_bytes);
+    end_to_end(&warc, &labelset, 2, html_bytes);
+    let (wa, wb) = tokenizer_vs_scan("wikipedia articles (d)", &wiki, &m, &norm);
+
+    println!("\nsummary (goal: scan (b) ≥ 80 % of the bare tokenizer (a) per core)");
+    println!("  debian-docs: (a) {a:.1} MB/s, (b) {b:.1} MB/s = {:.1} %", 100.0 * b / a);
+    println!("  wikipedia:   (a) {wa:.1} MB/s, (b) {wb:.1} MB/s = {:.1} %", 100.0 * wb / wa);
+}
