@@ -55,6 +55,10 @@ pub fn plan(inputs: &[PathBuf]) -> Result<Plan> {
     for p in inputs {
         let meta = std::fs::metadata(p).with_context(|| format!("input {}", p.display()))?;
         if meta.is_dir() {
+            // WARC files inside a directory are read as WARCs, the other files as pages.
+            for w in crate::source::dir::warc_files_under(p) {
+                out.push((w, InputKind::Warc));
+            }
             total += crate::source::dir::total_bytes(p);
             out.push((p.clone(), InputKind::Dir));
         } else {

@@ -41,6 +41,23 @@ pub struct DirStats {
     pub too_large: u64,
     /// Walk or read errors (yielded as `Err`).
     pub errors: u64,
+    /// WARC files met in the walk (not pages; a scan reads them as WARC inputs).
+    pub warc_files: u64,
+}
+
+/// True for file names of WARC containers: `*.warc`, `*.warc.gz`.
+pub fn is_warc_name(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    name.ends_with(".warc") || name.ends_with(".warc.gz")
+}
+
+/// The WARC files under `root`, sorted by path.
+pub fn warc_files_under(root: &Path) -> Vec<PathBuf> {
+    walker(root)
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && is_warc_name(e.path()))
+        .map(|e| e.path().to_path_buf())
+        .collect()
 }
 
 /// Iterator over the files of a folder as pages.
@@ -188,6 +205,11 @@ impl Iterator for DirSource {
                 continue;
             }
             let path = entry.path();
+            if is_warc_name(path) {
+                // WARC containers are read as WARC inputs (see the scan's input plan).
+                self.stats.warc_files += 1;
+                continue;
+            }
             let meta = match entry.metadata() {
                 Ok(m) => m,
                 Err(e) => {
