@@ -148,6 +148,10 @@ impl ChunkLookup for Lookup {
     fn lookup(&self, h: &Sha1Digest) -> Option<u32> {
         self.0.lookup(h)
     }
+
+    fn lookup_many(&self, hashes: &[Sha1Digest], out: &mut Vec<Option<u32>>) {
+        self.0.lookup_many(hashes, out)
+    }
 }
 
 /// Several stop lists as one.
