@@ -33,6 +33,24 @@ pub struct DemoOutcome {
     pub min_gap_ms: Option<u128>,
 }
 
+/// Serve the demo web on `addr` until ^C (for crawling it by hand), after writing its label
+/// set to `out_dir/wikipedia-demo.dls`.
+pub fn serve_demo(out_dir: &Path, addr: std::net::SocketAddr) -> Result<()> {
+    std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let labelset = out_dir.join("wikipedia-demo.dls");
+    build_labelset(&labelset)?;
+    let web = TestWeb::start_blocking_on(demo_web(), addr).with_context(|| format!("serving on {addr}"))?;
+    println!("demo web on http://{} — label set {}", web.addr, labelset.display());
+    println!(
+        "crawl it: ditto crawl --store demo.db --labelset {} --resolve '*.{DEMO_SUFFIX}={}' --seed http://wiki.demo.test/ --seed http://blog.demo.test/ --min-delay-ms 20 --user-agent 'ditto/0.1 (+https://example.org/bot)'",
+        labelset.display(),
+        web.addr
+    );
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(tokio::signal::ctrl_c())?;
+    Ok(())
+}
+
 /// Build the demo label set from the bundled articles.
 fn build_labelset(path: &Path) -> Result<()> {
     let mut b = LabelSetBuilder::new(

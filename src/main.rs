@@ -52,6 +52,11 @@ enum Command {
         /// Where the store, WARC files, label set and report go.
         #[arg(long, default_value = "ditto-demo")]
         out: PathBuf,
+        /// Only serve the demo web on this loopback address (e.g. 127.0.0.1:8080) until ^C,
+        /// and write its label set to --out, so you can crawl it yourself with
+        /// `ditto crawl --resolve '*.demo.test=ADDR' --seed http://wiki.demo.test/ ...`.
+        #[arg(long)]
+        serve: Option<std::net::SocketAddr>,
     },
     /// Crawl the web politely with detection inside the crawl (resumable: run the same
     /// command again after ^C or a crash).
@@ -294,7 +299,8 @@ fn main() -> ExitCode {
         Command::Report(a) => report_cmd(a),
         Command::Stats(a) => stats(a),
         Command::Crawl(a) => crawl_cmd(*a),
-        Command::Demo { out } => ditto::demo::run_demo(&out, false).map(|_| ()),
+        Command::Demo { out, serve: None } => ditto::demo::run_demo(&out, false).map(|_| ()),
+        Command::Demo { out, serve: Some(addr) } => ditto::demo::serve_demo(&out, addr),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
