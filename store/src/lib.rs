@@ -14,6 +14,7 @@
 //! | `m/` | meta name | format version, label-set identity |
 //! | `p/` | URL `\0` file SHA-1 (20 bytes) | [`PageRecord`] as JSON |
 //! | `n/` | neighborhood URL prefix | [`NeighborhoodAccumulator`] (32 bytes LE) |
+//! | `l/` | neighborhood URL prefix | review label (see [`labels`]) |
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -24,6 +25,7 @@ use detector::{NeighborhoodAccumulator, PageOrigin};
 use serde::{Deserialize, Serialize};
 
 pub mod frontier;
+pub mod labels;
 pub use frontier::{url_fingerprint, AddOutcome, CompactSeenSet, FrontierEntry};
 
 /// The store format this code writes and reads.
