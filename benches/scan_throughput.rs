@@ -27,7 +27,6 @@
 //!
 //! (b)/(a) is the goal: scan ≥ 80 % of the bare tokenizer per core.
 
-use std::cell::Cell;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -39,57 +38,13 @@ use ditto::pipeline::progress::ProgressMode;
 use ditto::pipeline::stages::{self, FilterSettings, Input, Matcher};
 use ditto::pipeline::{run_scan, ScanConfig};
 use ditto::source::warc::WarcPages;
-use html5ever::local_name;
-use html5ever::tendril::StrTendril;
-use html5ever::tokenizer::states::RawKind;
-use html5ever::tokenizer::{
-    BufferQueue, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
-};
 use labelsets::{Kind, LabelSetBuilder, Normalization};
 
 const PASSES: usize = 5;
 
-struct NullSink(Cell<usize>);
-
-impl TokenSink for NullSink {
-    type Handle = ();
-    fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
-        if let Token::TagToken(tag) = token {
-            if tag.kind == TagKind::StartTag {
-                return match tag.name {
-                    local_name!("script") => TokenSinkResult::RawData(RawKind::ScriptData),
-                    local_name!("style")
-                    | local_name!("noscript")
-                    | local_name!("iframe")
-                    | local_name!("noembed")
-                    | local_name!("noframes")
-                    | local_name!("xmp") => TokenSinkResult::RawData(RawKind::Rawtext),
-                    local_name!("title") | local_name!("textarea") => {
-                        TokenSinkResult::RawData(RawKind::Rcdata)
-                    }
-                    local_name!("plaintext") => TokenSinkResult::Plaintext,
-                    _ => TokenSinkResult::Continue,
-                };
-            }
-        }
-        self.0.set(self.0.get() + 1);
-        TokenSinkResult::Continue
-    }
-}
-
-/// The bare tokenizer over one page, decoding as `clean` does in the common case (valid
-/// UTF-8 borrowed, otherwise windows-1252) so both rows pay for getting to a `&str`.
+/// The bare-tokenizer baseline (shared with the other throughput bench).
 fn tokenize(body: &[u8]) -> usize {
-    let text = match std::str::from_utf8(body) {
-        Ok(s) => std::borrow::Cow::Borrowed(s),
-        Err(_) => encoding_rs::WINDOWS_1252.decode_without_bom_handling(body).0,
-    };
-    let tok = Tokenizer::new(NullSink(Cell::new(0)), TokenizerOpts::default());
-    let q = BufferQueue::default();
-    q.push_back(StrTendril::from_slice(&text));
-    let _ = tok.feed(&q);
-    tok.end();
-    tok.sink.0.get()
+    detector::clean::baseline::tokenize_only(body)
 }
 
 fn data_dir() -> PathBuf {

@@ -12,63 +12,18 @@
 //! For profiling one row, set `CLEAN_BENCH_ONLY=CORPUS:ROW` (e.g. `wikipedia:d`): only that
 //! row runs, 50 passes.
 
-use std::cell::Cell;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use detector::{clean, fingerprint, CleanOptions, Normalization};
-use html5ever::local_name;
-use html5ever::tendril::StrTendril;
-use html5ever::tokenizer::states::RawKind;
-use html5ever::tokenizer::{
-    BufferQueue, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
-};
 
 const PASSES: usize = 5;
 const PROFILE_PASSES: usize = 50;
 
-struct NullSink(Cell<usize>);
-
-impl TokenSink for NullSink {
-    type Handle = ();
-    fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
-        if let Token::TagToken(tag) = token {
-            if tag.kind == TagKind::StartTag {
-                return match tag.name {
-                    local_name!("script") => TokenSinkResult::RawData(RawKind::ScriptData),
-                    local_name!("style")
-                    | local_name!("noscript")
-                    | local_name!("iframe")
-                    | local_name!("noembed")
-                    | local_name!("noframes")
-                    | local_name!("xmp") => TokenSinkResult::RawData(RawKind::Rawtext),
-                    local_name!("title") | local_name!("textarea") => {
-                        TokenSinkResult::RawData(RawKind::Rcdata)
-                    }
-                    local_name!("plaintext") => TokenSinkResult::Plaintext,
-                    _ => TokenSinkResult::Continue,
-                };
-            }
-        }
-        self.0.set(self.0.get() + 1);
-        TokenSinkResult::Continue
-    }
-}
-
-/// The bare tokenizer over one page, decoding as `clean` does in the common case (valid
-/// UTF-8 borrowed, otherwise windows-1252) so both rows pay for getting to a `&str`.
+/// The bare-tokenizer baseline (shared with the other throughput bench).
 fn tokenize(body: &[u8]) -> usize {
-    let text = match std::str::from_utf8(body) {
-        Ok(s) => std::borrow::Cow::Borrowed(s),
-        Err(_) => encoding_rs::WINDOWS_1252.decode_without_bom_handling(body).0,
-    };
-    let tok = Tokenizer::new(NullSink(Cell::new(0)), TokenizerOpts::default());
-    let q = BufferQueue::default();
-    q.push_back(StrTendril::from_slice(&text));
-    let _ = tok.feed(&q);
-    tok.end();
-    tok.sink.0.get()
+    detector::clean::baseline::tokenize_only(body)
 }
 
 struct Page {

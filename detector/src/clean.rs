@@ -19,6 +19,7 @@
 //! Encodings: see [`encoding`] for the detection order (BOM, HTTP header, `<meta>` prescan,
 //! UTF-8-or-windows-1252 fallback).
 
+pub mod baseline;
 mod encoding;
 mod html;
 #[cfg(test)]
