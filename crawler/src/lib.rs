@@ -1,8 +1,8 @@
 //! `crawler`: fetching politely. It knows nothing of detection: pages out, links and
 //! priorities in (DESIGN.md).
+pub mod crawl;
 pub mod fetch;
 pub mod politeness;
 pub mod robots;
 pub mod urls;
 pub mod warc_writer;
-pub mod crawl;
