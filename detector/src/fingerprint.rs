@@ -55,14 +55,71 @@ pub fn fingerprint_with_file_hash<S: AsRef<str>>(
 ) -> Fingerprints {
     let mut fp = Fingerprints { file_hash, chunks: Vec::with_capacity(blocks.len()), empty_blocks: 0 };
     for (i, block) in blocks.iter().enumerate() {
-        let text = norm.apply(block.as_ref());
-        if text.is_empty() {
-            fp.empty_blocks += 1;
-            continue;
+        let hash = match normalized_sha1_ascii(norm, block.as_ref()) {
+            Some(h) => h,
+            None => {
+                let text = norm.apply(block.as_ref());
+                (!text.is_empty()).then(|| chunk_hash(&text))
+            }
+        };
+        match hash {
+            Some(hash) => fp.chunks.push(ChunkFingerprint { hash, block: i as u32 }),
+            None => fp.empty_blocks += 1,
         }
-        fp.chunks.push(ChunkFingerprint { hash: chunk_hash(&text), block: i as u32 });
     }
     fp
+}
+
+/// SHA-1 of `norm.apply(text)` for ASCII text, streamed into the hasher without building
+/// the normalized string (the hot path of the fingerprint stage). `None` when the text is
+/// not ASCII (the caller normalizes in full); `Some(None)` when the result is empty. For
+/// ASCII, NFKC changes nothing and `char::is_whitespace` is exactly TAB, LF, VT, FF, CR and
+/// space, so this gives the same bytes as [`Normalization::apply`] (tested below).
+fn normalized_sha1_ascii(norm: &Normalization, text: &str) -> Option<Option<Sha1Digest>> {
+    if !text.is_ascii() {
+        return None;
+    }
+    let is_ws = |b: u8| matches!(b, b'\t'..=b'\r' | b' ');
+    let src = if norm.trim { text.trim_matches(|c: char| c.is_ascii() && is_ws(c as u8)) } else { text };
+    let bytes = src.as_bytes();
+    if bytes.is_empty() {
+        return Some(None);
+    }
+    let needs_lower = norm.lowercase && bytes.iter().any(u8::is_ascii_uppercase);
+    let needs_collapse = norm.collapse_whitespace
+        && bytes.windows(2).any(|w| is_ws(w[0]) && (w[0] != b' ' || is_ws(w[1])))
+        || norm.collapse_whitespace && bytes.last().is_some_and(|&b| is_ws(b) && b != b' ');
+    if !needs_lower && !needs_collapse {
+        return Some(Some(sha1(bytes)));
+    }
+    let mut hasher = Sha1::new();
+    let mut buf = [0u8; 4096];
+    let mut n = 0;
+    let mut in_ws = false;
+    for &b in bytes {
+        let out = if norm.collapse_whitespace && is_ws(b) {
+            if in_ws {
+                continue;
+            }
+            in_ws = true;
+            b' '
+        } else {
+            in_ws = false;
+            if norm.lowercase {
+                b.to_ascii_lowercase()
+            } else {
+                b
+            }
+        };
+        buf[n] = out;
+        n += 1;
+        if n == buf.len() {
+            hasher.update(&buf[..]);
+            n = 0;
+        }
+    }
+    hasher.update(&buf[..n]);
+    Some(Some(hasher.finalize().into()))
 }
 
 /// Lower-case hex of a digest.
@@ -112,6 +169,41 @@ mod tests {
         assert_eq!(fp.chunks[0].hash, chunk_hash("hello world"));
         assert_eq!(fp.chunks[2].block, 4);
         assert_eq!(fp.file_hash, sha1(b"<p>x</p>"));
+    }
+
+    #[test]
+    fn streamed_ascii_hash_equals_hash_of_applied_normalization() {
+        let samples = [
+            "",
+            " ",
+            "\t\n",
+            "Hello  World",
+            "  Leading and trailing \t ",
+            "a\tb\nc\r\nd\x0be\x0cf",
+            "ALL CAPS\n\nNEXT",
+            "single spaces only",
+            "x ",
+            " x",
+            "ends with tab\t",
+            "ünïcode falls back",
+        ];
+        let long = "Word ".repeat(2000) + "\n\nEND  ";
+        for bits in 0..16u8 {
+            let norm = Normalization {
+                nfkc: bits & 1 != 0,
+                lowercase: bits & 2 != 0,
+                collapse_whitespace: bits & 4 != 0,
+                trim: bits & 8 != 0,
+            };
+            for text in samples.iter().copied().chain([long.as_str()]) {
+                let applied = norm.apply(text);
+                let want = (!applied.is_empty()).then(|| chunk_hash(&applied));
+                match normalized_sha1_ascii(&norm, text) {
+                    Some(got) => assert_eq!(got, want, "{norm} on {text:?}"),
+                    None => assert!(!text.is_ascii()),
+                }
+            }
+        }
     }
 
     #[test]
