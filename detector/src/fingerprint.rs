@@ -87,8 +87,8 @@ fn normalized_sha1_ascii(norm: &Normalization, text: &str) -> Option<Option<Sha1
     }
     let needs_lower = norm.lowercase && bytes.iter().any(u8::is_ascii_uppercase);
     let needs_collapse = norm.collapse_whitespace
-        && bytes.windows(2).any(|w| is_ws(w[0]) && (w[0] != b' ' || is_ws(w[1])))
-        || norm.collapse_whitespace && bytes.last().is_some_and(|&b| is_ws(b) && b != b' ');
+        && (bytes.windows(2).any(|w| is_ws(w[0]) && (w[0] != b' ' || is_ws(w[1])))
+            || bytes.last().is_some_and(|&b| is_ws(b) && b != b' '));
     if !needs_lower && !needs_collapse {
         return Some(Some(sha1(bytes)));
     }
