@@ -7,6 +7,7 @@ pub mod demo;
 pub mod labels;
 pub mod pipeline;
 pub mod report;
+pub mod review;
 pub mod source;
 pub mod summary;
 pub mod testweb;

@@ -61,6 +61,11 @@ enum Command {
     /// Crawl the web politely with detection inside the crawl (resumable: run the same
     /// command again after ^C or a crash).
     Crawl(Box<CrawlArgs>),
+    /// Serve a review web page (loopback) to check suspicious neighborhoods and label them.
+    Review(ditto::review::ReviewArgs),
+    /// Export or import review labels as JSON Lines.
+    #[command(subcommand)]
+    Labels(ditto::review::LabelsCommand),
 }
 
 #[derive(Args)]
@@ -279,6 +284,12 @@ struct ReportArgs {
     /// Label set for source titles (default: the one the store was scanned with).
     #[arg(long)]
     labelset: Option<PathBuf>,
+    /// Only neighborhoods nobody has labeled yet (`ditto review`).
+    #[arg(long, conflicts_with = "all")]
+    unreviewed: bool,
+    /// Also neighborhoods labeled `false-positive` or `legitimate-mirror` (left out by default).
+    #[arg(long)]
+    all: bool,
 }
 
 #[derive(Args)]
@@ -299,6 +310,8 @@ fn main() -> ExitCode {
         Command::Report(a) => report_cmd(a),
         Command::Stats(a) => stats(a),
         Command::Crawl(a) => crawl_cmd(*a),
+        Command::Review(a) => ditto::review::run(a),
+        Command::Labels(c) => ditto::review::labels_cmd(c),
         Command::Demo { out, serve: None } => ditto::demo::run_demo(&out, false).map(|_| ()),
         Command::Demo { out, serve: Some(addr) } => ditto::demo::serve_demo(&out, addr),
     };
@@ -370,7 +383,12 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
         evidence: a.evidence,
         sources: a.sources,
     };
-    let (th, rows) = report::build(&store, names.as_ref(), &cfg)?;
+    let filter = match (a.unreviewed, a.all) {
+        (true, _) => report::ReviewFilter::Unreviewed,
+        (_, true) => report::ReviewFilter::All,
+        _ => report::ReviewFilter::HideDismissed,
+    };
+    let (th, rows) = report::build_reviewed(&store, names.as_ref(), &cfg, filter)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     report::write(&mut out, a.format, &th, &rows)?;

@@ -8,6 +8,7 @@ use std::io::Write;
 use anyhow::Result;
 use detector::MeanStd;
 use serde::Serialize;
+use store::labels::LabelIndex;
 use store::{PageRecord, Store};
 
 /// Resolves a label-set source id to its title and URL.
@@ -117,15 +118,52 @@ pub struct ReportRow {
     pub evidence: Vec<EvidenceRow>,
 }
 
-/// Compute the report rows.
+/// Which neighborhoods a report shows, given the review labels in the store
+/// (`ditto review`). A label covers the neighborhoods under it (see `store::labels`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReviewFilter {
+    /// Leave out neighborhoods labeled `false-positive` or `legitimate-mirror`.
+    #[default]
+    HideDismissed,
+    /// Only neighborhoods nobody has labeled yet.
+    Unreviewed,
+    /// Everything above the threshold, labeled or not.
+    All,
+}
+
+impl ReviewFilter {
+    fn keeps(self, labels: &LabelIndex, neighborhood: &str) -> bool {
+        match self {
+            ReviewFilter::All => true,
+            ReviewFilter::HideDismissed => {
+                labels.effective(neighborhood).is_none_or(|l| !l.label.dismisses())
+            }
+            ReviewFilter::Unreviewed => labels.effective(neighborhood).is_none(),
+        }
+    }
+}
+
+/// Compute the report rows (leaving out neighborhoods reviewers dismissed).
 pub fn build(
     store: &Store,
     names: &dyn SourceNames,
     cfg: &ReportConfig,
 ) -> Result<(ThresholdInfo, Vec<ReportRow>)> {
+    build_reviewed(store, names, cfg, ReviewFilter::default())
+}
+
+/// Compute the report rows with a choice of reviewed neighborhoods. The threshold is still
+/// computed over every neighborhood: labels change what is shown, not how it is judged.
+pub fn build_reviewed(
+    store: &Store,
+    names: &dyn SourceNames,
+    cfg: &ReportConfig,
+    filter: ReviewFilter,
+) -> Result<(ThresholdInfo, Vec<ReportRow>)> {
+    let labels = if filter == ReviewFilter::All { LabelIndex::default() } else { store.label_index()? };
     match cfg.level {
-        Level::Neighborhood => neighborhoods(store, names, cfg),
-        Level::Page => pages(store, names, cfg),
+        Level::Neighborhood => neighborhoods(store, names, cfg, &labels, filter),
+        Level::Page => pages(store, names, cfg, &labels, filter),
     }
 }
 
@@ -141,6 +179,8 @@ fn neighborhoods(
     store: &Store,
     names: &dyn SourceNames,
     cfg: &ReportConfig,
+    labels: &LabelIndex,
+    filter: ReviewFilter,
 ) -> Result<(ThresholdInfo, Vec<ReportRow>)> {
     // Pass 1: μ and σ of badness over ALL neighborhoods (§6.3).
     let mut stats = MeanStd::default();
@@ -152,7 +192,7 @@ fn neighborhoods(
     let mut flagged = Vec::new();
     for n in store.neighborhoods() {
         let (name, acc) = n?;
-        if acc.badness() > th.value && acc.pages >= cfg.min_pages {
+        if acc.badness() > th.value && acc.pages >= cfg.min_pages && filter.keeps(labels, &name) {
             flagged.push((name, acc));
         }
     }
@@ -235,6 +275,8 @@ fn pages(
     store: &Store,
     names: &dyn SourceNames,
     cfg: &ReportConfig,
+    labels: &LabelIndex,
+    filter: ReviewFilter,
 ) -> Result<(ThresholdInfo, Vec<ReportRow>)> {
     let mut stats = MeanStd::default();
     for p in store.pages() {
@@ -244,7 +286,8 @@ fn pages(
     let mut flagged = Vec::new();
     for p in store.pages() {
         let p = p?;
-        if p.contains > th.value {
+        // A page goes with the label of its longest labeled neighborhood.
+        if p.contains > th.value && filter.keeps(labels, &p.url) {
             flagged.push(p);
         }
     }

@@ -1,0 +1,785 @@
+//! The review server: server-rendered pages over one store (axum). The store is read once at
+//! start (every neighborhood, the flagged ones sorted by badness), so the list renders from
+//! memory; pages and evidence are read from the store on demand; labels are written through.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+
+use anyhow::Result;
+use axum::extract::{Form, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use detector::{MeanStd, NeighborhoodAccumulator, PageOrigin};
+use labelsets::LabelSet;
+use serde::Deserialize;
+use store::labels::{LabelIndex, ReviewLabel, Verdict};
+use store::{PageRecord, Store};
+
+use super::html::{self, esc, ext_link, pct};
+use crate::report::{ThresholdChoice, ThresholdInfo};
+
+/// Writing into a `String` cannot fail.
+macro_rules! w {
+    ($($t:tt)*) => { let _ = write!($($t)*); };
+}
+
+/// Rows per list page.
+pub const LIST_PAGE: usize = 50;
+/// Pages per neighborhood-view page.
+const HOOD_PAGE: usize = 100;
+/// Pages read to find a neighborhood's top sources (a host may hold millions).
+const SOURCE_SCAN: usize = 500;
+/// Sub-neighborhoods shown in a neighborhood view.
+const MAX_CHILDREN: usize = 500;
+
+/// Source titles and URLs from the label set, when it can be opened.
+pub struct Names(Option<LabelSet>);
+
+impl Names {
+    /// The given label set, or the one the store was scanned with.
+    pub fn open(store: &Store, labelset: Option<&std::path::Path>) -> Names {
+        let path = match labelset {
+            Some(p) => Some(p.to_path_buf()),
+            None => store.meta("labelset_path").ok().flatten().map(PathBuf::from),
+        };
+        Names(path.and_then(|p| match LabelSet::open(&p) {
+            Ok(ls) => Some(ls),
+            Err(e) => {
+                eprintln!("warning: cannot open label set {} ({e}); showing source ids", p.display());
+                None
+            }
+        }))
+    }
+
+    pub fn none() -> Names {
+        Names(None)
+    }
+
+    fn name(&self, id: u32) -> Option<(&str, &str)> {
+        self.0.as_ref()?.source(id).map(|s| (s.title, s.url))
+    }
+
+    /// The source as a link to where the label set has it from (title, or `#id`).
+    fn link(&self, id: u32) -> String {
+        match self.name(id) {
+            Some((title, url)) => ext_link(url, title),
+            None => format!("#{id}"),
+        }
+    }
+}
+
+/// Which flagged neighborhoods the list shows.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ListQuery {
+    /// `unreviewed`, `reviewed`, or a label (`copied-for-profit`, …); empty: all.
+    #[serde(default)]
+    pub state: String,
+    /// Host substring.
+    #[serde(default)]
+    pub host: String,
+    /// 0-based page.
+    #[serde(default)]
+    pub page: usize,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct HoodQuery {
+    pub name: String,
+    #[serde(default)]
+    pub page: usize,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct PageQuery {
+    pub url: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct LabelForm {
+    #[serde(default)]
+    pub csrf: String,
+    pub neighborhood: String,
+    /// A verdict, or `clear` to remove the label.
+    pub label: String,
+    #[serde(default)]
+    pub note: String,
+    #[serde(default)]
+    pub back: String,
+}
+
+/// (source id, labeled chunks), most first.
+type TopSources = Arc<Vec<(u32, u64)>>;
+
+/// Everything the server knows; shared by all requests.
+pub struct Review {
+    store: Arc<Store>,
+    names: Names,
+    /// Every neighborhood, in name order (sub-neighborhoods are a range of it).
+    all: Vec<(String, NeighborhoodAccumulator)>,
+    /// Indices into `all` of the neighborhoods above the threshold, worst first.
+    flagged: Vec<u32>,
+    pub threshold: ThresholdInfo,
+    labels: RwLock<LabelIndex>,
+    csrf: String,
+    /// Script/style nonce for the Content-Security-Policy.
+    nonce: String,
+    reviewer: String,
+    /// When false (an explicit non-loopback --listen), any Host header is accepted.
+    pub check_host: bool,
+    top_sources: Mutex<HashMap<String, TopSources>>,
+}
+
+/// Random hex from the OS (a CSRF token must not be guessable).
+pub fn random_token() -> String {
+    use std::io::Read;
+    let mut b = [0u8; 16];
+    let from_os = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b)).is_ok();
+    if !from_os {
+        // No /dev/urandom: std's hasher keys are seeded from the OS's randomness too.
+        use std::hash::{BuildHasher, Hasher};
+        for chunk in b.chunks_mut(8) {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u128(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_nanos(),
+            );
+            chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
+        }
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+fn host_of(name: &str) -> &str {
+    detector::page::host_of(name)
+}
+
+impl Review {
+    /// Read the store's neighborhoods and labels; flag those above the threshold.
+    pub fn build(
+        store: Arc<Store>,
+        names: Names,
+        threshold: ThresholdChoice,
+        reviewer: &str,
+    ) -> Result<Review> {
+        let mut all = Vec::new();
+        let mut stats = MeanStd::default();
+        for n in store.neighborhoods() {
+            let (name, acc) = n?;
+            stats.push(acc.badness());
+            all.push((name, acc));
+        }
+        let (kind, value) = match threshold {
+            ThresholdChoice::MeanPlusStd => ("mean+sd", stats.mean_plus_std()),
+            ThresholdChoice::Fixed(v) => ("fixed", v),
+        };
+        let threshold =
+            ThresholdInfo { kind, value, mean: stats.mean(), sd: stats.std_dev(), population: stats.count };
+        let mut flagged: Vec<u32> =
+            (0..all.len() as u32).filter(|&i| all[i as usize].1.badness() > value).collect();
+        // Same order as `ditto report`: badness, then labeled chunks, then name.
+        flagged.sort_by(|&a, &b| {
+            let (na, a) = &all[a as usize];
+            let (nb, b) = &all[b as usize];
+            b.badness().total_cmp(&a.badness()).then(b.labeled_chunks.cmp(&a.labeled_chunks)).then(na.cmp(nb))
+        });
+        let labels = store.label_index()?;
+        Ok(Review {
+            store,
+            names,
+            all,
+            flagged,
+            threshold,
+            labels: RwLock::new(labels),
+            csrf: random_token(),
+            nonce: random_token(),
+            reviewer: reviewer.to_string(),
+            check_host: true,
+            top_sources: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn flagged_count(&self) -> usize {
+        self.flagged.len()
+    }
+
+    /// The CSRF token forms carry (tests read it from the page like a browser would).
+    pub fn csrf_token(&self) -> &str {
+        &self.csrf
+    }
+
+    fn hood(&self, name: &str) -> Option<&NeighborhoodAccumulator> {
+        self.all.binary_search_by(|(n, _)| n.as_str().cmp(name)).ok().map(|i| &self.all[i].1)
+    }
+
+    fn labels(&self) -> std::sync::RwLockReadGuard<'_, LabelIndex> {
+        self.labels.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Top sources over (at most SOURCE_SCAN of) a neighborhood's pages, cached.
+    fn sources_of(&self, name: &str) -> TopSources {
+        let mut cache = self.top_sources.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = cache.get(name) {
+            return v.clone();
+        }
+        let mut per: HashMap<u32, u64> = HashMap::new();
+        for p in self.store.pages_under(name).take(SOURCE_SCAN).flatten() {
+            for s in &p.sources {
+                *per.entry(s.source).or_default() += s.chunks as u64;
+            }
+        }
+        let mut v: Vec<(u32, u64)> = per.into_iter().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.truncate(5);
+        let v = Arc::new(v);
+        cache.insert(name.to_string(), v.clone());
+        v
+    }
+
+    fn state_cell(&self, labels: &LabelIndex, name: &str) -> String {
+        match labels.effective(name) {
+            None => "<span class=\"st none\">unreviewed</span>".into(),
+            Some(l) => {
+                let via = if l.neighborhood == name {
+                    String::new()
+                } else {
+                    format!(" <small>via {}</small>", esc(&html::ellipsize(&l.neighborhood, 40)))
+                };
+                let note = if l.note.is_empty() {
+                    String::new()
+                } else {
+                    format!(" <small>“{}”</small>", esc(&html::ellipsize(&l.note, 60)))
+                };
+                format!(
+                    "<span class=\"st {}\">{}</span>{via}{note} <small>{} {}</small>",
+                    l.label.as_str(),
+                    l.label.as_str(),
+                    esc(&l.reviewer),
+                    esc(&html::time(l.time))
+                )
+            }
+        }
+    }
+
+    /// The label buttons for one neighborhood (a POST form with the CSRF token).
+    fn label_form(&self, name: &str, back: &str, with_note: bool) -> String {
+        let mut s = String::new();
+        w!(
+            s,
+            "<form class=\"lab\" method=\"post\" action=\"/label\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
+             <input type=\"hidden\" name=\"neighborhood\" value=\"{}\"><input type=\"hidden\" name=\"back\" value=\"{}\">",
+            esc(&self.csrf),
+            esc(name),
+            esc(back)
+        );
+        if with_note {
+            s.push_str("<input name=\"note\" placeholder=\"note (optional)\" maxlength=\"500\"> ");
+        }
+        for (i, v) in Verdict::ALL.iter().enumerate() {
+            w!(
+                s,
+                "<button name=\"label\" value=\"{0}\" class=\"{0}\" title=\"key {1}\">{1} {0}</button>",
+                v.as_str(),
+                i + 1
+            );
+        }
+        if with_note {
+            s.push_str("<button name=\"label\" value=\"clear\" class=\"clear\">clear</button>");
+        }
+        s.push_str("</form>");
+        s
+    }
+
+    fn keeps(&self, q: &ListQuery, labels: &LabelIndex, name: &str) -> bool {
+        if !q.host.is_empty() && !host_of(name).to_ascii_lowercase().contains(&q.host.to_ascii_lowercase()) {
+            return false;
+        }
+        let l = labels.effective(name);
+        match q.state.as_str() {
+            "" | "all" => true,
+            "unreviewed" => l.is_none(),
+            "reviewed" => l.is_some(),
+            v => l.is_some_and(|l| l.label.as_str() == v),
+        }
+    }
+
+    /// The list of flagged neighborhoods (one page of it).
+    pub fn render_list(&self, q: &ListQuery) -> String {
+        let labels = self.labels();
+        let start = q.page.saturating_mul(LIST_PAGE);
+        // Unfiltered: a slice of the sorted list. Filtered: one pass to count and pick.
+        let (total, rows): (usize, Vec<u32>) = if q.state.is_empty() && q.host.is_empty() {
+            (self.flagged.len(), self.flagged.iter().skip(start).take(LIST_PAGE).copied().collect())
+        } else {
+            let mut total = 0;
+            let mut rows = Vec::new();
+            for &i in &self.flagged {
+                if self.keeps(q, &labels, &self.all[i as usize].0) {
+                    if total >= start && rows.len() < LIST_PAGE {
+                        rows.push(i);
+                    }
+                    total += 1;
+                }
+            }
+            (total, rows)
+        };
+        let mut counts: HashMap<Verdict, usize> = HashMap::new();
+        for l in labels.0.values() {
+            *counts.entry(l.label).or_default() += 1;
+        }
+        let back = format!("/?state={}&host={}&page={}", pct(&q.state), pct(&q.host), q.page);
+        let th = &self.threshold;
+        let mut s = String::with_capacity(64 * 1024);
+        w!(
+            s,
+            "<h1>Suspicious neighborhoods</h1><p class=\"sum\">{} of {} neighborhoods above threshold <b>{:.4}</b> \
+             ({}; mean {:.4}, σ {:.4}). Labels: ",
+            self.flagged.len(),
+            th.population,
+            th.value,
+            th.kind,
+            th.mean,
+            th.sd
+        );
+        for v in Verdict::ALL {
+            w!(s, "<span class=\"st {0}\">{0}</span> {1} ", v.as_str(), counts.get(&v).copied().unwrap_or(0));
+        }
+        s.push_str(
+            "</p><form class=\"filters\" method=\"get\" action=\"/\"><label>show <select name=\"state\">",
+        );
+        for (v, text) in [
+            ("", "all"),
+            ("unreviewed", "unreviewed"),
+            ("reviewed", "reviewed"),
+            ("copied-for-profit", "copied-for-profit"),
+            ("legitimate-mirror", "legitimate-mirror"),
+            ("false-positive", "false-positive"),
+            ("unsure", "unsure"),
+        ] {
+            let sel = if q.state == v { " selected" } else { "" };
+            w!(s, "<option value=\"{v}\"{sel}>{text}</option>");
+        }
+        w!(
+            s,
+            "</select></label> <label>host <input name=\"host\" value=\"{}\" size=\"24\"></label> \
+             <button>filter</button></form>",
+            esc(&q.host)
+        );
+        w!(
+            s,
+            "<table><thead><tr><th>#</th><th>badness</th><th>pages</th><th>labeled / chunks</th><th>neighborhood</th>\
+             <th>top sources</th><th>review</th><th>label</th></tr></thead><tbody>"
+        );
+        for (k, &i) in rows.iter().enumerate() {
+            let (name, acc) = &self.all[i as usize];
+            let sources = self.sources_of(name);
+            let src = sources
+                .iter()
+                .take(3)
+                .map(|&(id, n)| format!("{} ({n})", self.names.link(id)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            w!(
+                s,
+                "<tr data-row><td>{}</td><td>{:.4}</td><td>{}</td><td>{} / {}</td>\
+                 <td><a class=\"go\" href=\"/n?name={}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                start + k + 1,
+                acc.badness(),
+                acc.pages,
+                acc.labeled_chunks,
+                acc.chunks,
+                pct(name),
+                esc(&html::ellipsize(name, 80)),
+                src,
+                self.state_cell(&labels, name),
+                self.label_form(name, &back, false)
+            );
+        }
+        s.push_str("</tbody></table>");
+        let pages = total.div_ceil(LIST_PAGE).max(1);
+        w!(
+            s,
+            "<p class=\"pager\">rows {}–{} of {total} · page {} of {pages} ",
+            start.min(total) + usize::from(total > start),
+            (start + rows.len()).min(total),
+            q.page + 1
+        );
+        let link = |p: usize| format!("/?state={}&amp;host={}&amp;page={p}", pct(&q.state), pct(&q.host));
+        if q.page > 0 {
+            w!(s, "<a href=\"{}\">← previous</a> ", link(q.page - 1));
+        }
+        if start + LIST_PAGE < total {
+            w!(s, "<a href=\"{}\">next →</a>", link(q.page + 1));
+        }
+        s.push_str("</p>");
+        self.layout("ditto review", &s)
+    }
+
+    /// One neighborhood: its numbers, label form, parents, sub-neighborhoods and pages.
+    pub fn render_hood(&self, q: &HoodQuery) -> Option<String> {
+        let acc = self.hood(&q.name)?;
+        let name = q.name.as_str();
+        let labels = self.labels();
+        let mut s = String::with_capacity(32 * 1024);
+        w!(s, "<p class=\"crumbs\"><a href=\"/\">all</a>");
+        for parent in detector::neighborhoods(name).iter().filter(|p| p.len() < name.len()) {
+            if self.hood(parent).is_some() {
+                w!(s, " › <a href=\"/n?name={}\">{}</a>", pct(parent), esc(parent));
+            }
+        }
+        w!(s, "</p><h1>{}</h1>", esc(name));
+        let above = acc.badness() > self.threshold.value;
+        w!(
+            s,
+            "<p class=\"sum\">badness <b>{:.4}</b> ({} threshold {:.4}) · {} pages · {} labeled of {} chunks · \
+             site: {}</p>",
+            acc.badness(),
+            if above { "above" } else { "not above" },
+            self.threshold.value,
+            acc.pages,
+            acc.labeled_chunks,
+            acc.chunks,
+            ext_link(name, name)
+        );
+        w!(s, "<p>review: {}</p>", self.state_cell(&labels, name));
+        let back = format!("/n?name={}", pct(name));
+        s.push_str(&self.label_form(name, &back, true));
+        let src = self.sources_of(name);
+        if !src.is_empty() {
+            s.push_str("<h2>Top sources</h2><ul>");
+            for &(id, n) in src.iter() {
+                w!(s, "<li>{} — {n} labeled chunks</li>", self.names.link(id));
+            }
+            s.push_str("</ul>");
+        }
+        // Direct children: one more path segment than this prefix.
+        let from = self.all.partition_point(|(n, _)| n.as_str() <= name);
+        let children: Vec<&(String, NeighborhoodAccumulator)> = self.all[from..]
+            .iter()
+            .take_while(|(n, _)| n.starts_with(name))
+            .filter(|(n, _)| n[name.len()..].trim_end_matches('/').find('/').is_none())
+            .take(MAX_CHILDREN)
+            .collect();
+        if !children.is_empty() {
+            w!(s, "<h2>Sub-neighborhoods ({})</h2><table><thead><tr><th>badness</th><th>pages</th><th>labeled / chunks</th><th>neighborhood</th><th>review</th></tr></thead><tbody>", children.len());
+            for (n, a) in children {
+                let flag = if a.badness() > self.threshold.value { " class=\"hot\"" } else { "" };
+                w!(
+                    s,
+                    "<tr{flag}><td>{:.4}</td><td>{}</td><td>{} / {}</td><td><a href=\"/n?name={}\">{}</a></td><td>{}</td></tr>",
+                    a.badness(),
+                    a.pages,
+                    a.labeled_chunks,
+                    a.chunks,
+                    pct(n),
+                    esc(&html::ellipsize(n, 90)),
+                    self.state_cell(&labels, n)
+                );
+            }
+            s.push_str("</tbody></table>");
+        }
+        let start = q.page.saturating_mul(HOOD_PAGE);
+        w!(s, "<h2>Pages</h2><table><thead><tr><th>contains</th><th>labeled / chunks</th><th>page</th><th>top source</th></tr></thead><tbody>");
+        let mut shown = 0;
+        let mut more = false;
+        for (k, p) in self.store.pages_under(name).skip(start).enumerate() {
+            if k >= HOOD_PAGE {
+                more = true;
+                break;
+            }
+            let p = match p {
+                Ok(p) => p,
+                Err(e) => {
+                    w!(s, "<tr><td colspan=\"4\">unreadable record: {}</td></tr>", esc(&e.to_string()));
+                    continue;
+                }
+            };
+            let top = p.sources.first().map(|sc| self.names.link(sc.source)).unwrap_or_default();
+            w!(
+                s,
+                "<tr data-row><td>{:.4}</td><td>{} / {}</td><td><a class=\"go\" href=\"/p?url={}\">{}</a></td><td>{}</td></tr>",
+                p.contains,
+                p.labeled_chunks,
+                p.chunks,
+                pct(&p.url),
+                esc(&html::ellipsize(&p.url, 100)),
+                top
+            );
+            shown += 1;
+        }
+        s.push_str("</tbody></table><p class=\"pager\">");
+        if q.page > 0 {
+            w!(s, "<a href=\"/n?name={}&amp;page={}\">← previous</a> ", pct(name), q.page - 1);
+        }
+        w!(s, "pages {}–{} ", start + usize::from(shown > 0), start + shown);
+        if more {
+            w!(s, "<a href=\"/n?name={}&amp;page={}\">next →</a>", pct(name), q.page + 1);
+        }
+        s.push_str("</p>");
+        Some(self.layout(&format!("{} — ditto review", html::ellipsize(name, 60)), &s))
+    }
+
+    /// One page: each capture with its copied passages beside their sources.
+    pub fn render_page(&self, q: &PageQuery) -> Option<String> {
+        let captures: Vec<PageRecord> = self
+            .store
+            .pages_under(&q.url)
+            .flatten()
+            .take_while(|p| p.url.starts_with(&q.url))
+            .filter(|p| p.url == q.url)
+            .collect();
+        if captures.is_empty() {
+            return None;
+        }
+        let mut s = String::new();
+        w!(s, "<p class=\"crumbs\"><a href=\"/\">all</a>");
+        for n in detector::neighborhoods(&q.url) {
+            w!(s, " › <a href=\"/n?name={}\">{}</a>", pct(&n), esc(&n));
+        }
+        w!(s, "</p><h1>{}</h1>", esc(&q.url));
+        for p in &captures {
+            let origin = match &p.origin {
+                PageOrigin::Warc { file, offset } => {
+                    format!("WARC record at offset {offset} of <code>{}</code>", esc(file))
+                }
+                PageOrigin::File { path } => format!("file <code>{}</code>", esc(path)),
+                PageOrigin::Fetch => "fetched by the crawler".into(),
+                PageOrigin::Unknown => "unknown".into(),
+            };
+            w!(
+                s,
+                "<section class=\"capture\"><table class=\"kv\"><tr><th>URL</th><td>{}</td></tr>\
+                 <tr><th>fetched</th><td>{}</td></tr><tr><th>status</th><td>{}</td></tr>\
+                 <tr><th>body SHA-1</th><td><code>{}</code></td></tr><tr><th>origin</th><td>{origin}</td></tr>\
+                 <tr><th>contains</th><td>{:.4} ({} labeled of {} chunks; {} stop chunks)</td></tr>",
+                ext_link(&p.url, &p.url),
+                esc(&html::time(p.fetch_time)),
+                p.status,
+                esc(&p.file_hash),
+                p.contains,
+                p.labeled_chunks,
+                p.chunks,
+                p.stop_chunks
+            );
+            if let Some(f) = p.file_match {
+                w!(s, "<tr><th>whole file</th><td>identical to {}</td></tr>", self.names.link(f));
+            }
+            if !p.sources.is_empty() {
+                let src = p
+                    .sources
+                    .iter()
+                    .map(|sc| format!("{} ({})", self.names.link(sc.source), sc.chunks))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                w!(s, "<tr><th>sources</th><td>{src}</td></tr>");
+            }
+            s.push_str("</table>");
+            if p.evidence.is_empty() {
+                s.push_str("<p class=\"muted\">No copied passages stored for this page.</p>");
+            } else {
+                s.push_str("<h2>Copied passages</h2><table class=\"ev\"><thead><tr><th>passage on this page</th><th>source</th></tr></thead><tbody>");
+                for e in &p.evidence {
+                    let source = match self.names.name(e.source) {
+                        Some((title, url)) => {
+                            format!("<b>{}</b><br>{}", esc(title), ext_link(url, url))
+                        }
+                        None => format!("source #{}", e.source),
+                    };
+                    w!(s, "<tr><td class=\"passage\">{}</td><td>{source}</td></tr>", esc(&e.passage));
+                }
+                s.push_str("</tbody></table>");
+            }
+            s.push_str("</section>");
+        }
+        Some(self.layout(&format!("{} — ditto review", html::ellipsize(&q.url, 60)), &s))
+    }
+
+    fn layout(&self, title: &str, body: &str) -> String {
+        format!(
+            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\
+             <meta name=\"referrer\" content=\"no-referrer\"><style nonce=\"{n}\">{STYLE}</style></head>\
+             <body><header><a href=\"/\">ditto review</a> <span class=\"muted\">reviewer: {} · keys: j/k move, \
+             Enter open, 1–4 label</span></header><main>{body}</main><script nonce=\"{n}\">{SCRIPT}</script></body></html>",
+            esc(title),
+            esc(&self.reviewer),
+            n = self.nonce
+        )
+    }
+
+    /// Apply a label form; the status and the page to go back to.
+    pub fn apply_label(&self, f: &LabelForm) -> std::result::Result<String, (StatusCode, &'static str)> {
+        if !constant_time_eq(f.csrf.as_bytes(), self.csrf.as_bytes()) {
+            return Err((StatusCode::FORBIDDEN, "missing or wrong CSRF token"));
+        }
+        if self.hood(&f.neighborhood).is_none() {
+            return Err((StatusCode::NOT_FOUND, "no such neighborhood"));
+        }
+        let back = html::local_path(&f.back).unwrap_or("/").to_string();
+        let mut labels = self.labels.write().unwrap_or_else(|e| e.into_inner());
+        if f.label == "clear" {
+            self.store
+                .remove_label(&f.neighborhood)
+                .map_err(|_| (StatusCode::INTERNAL_SERVER_ERROR, "store error"))?;
+            labels.remove(&f.neighborhood);
+            return Ok(back);
+        }
+        let verdict: Verdict = f.label.parse().map_err(|_| (StatusCode::BAD_REQUEST, "unknown label"))?;
+        let l = ReviewLabel {
+            neighborhood: f.neighborhood.clone(),
+            label: verdict,
+            note: html::ellipsize(f.note.trim(), 2000),
+            reviewer: self.reviewer.clone(),
+            time: now(),
+        };
+        self.store.set_label(&l).map_err(|_| (StatusCode::INTERNAL_SERVER_ERROR, "store error"))?;
+        labels.set(l);
+        Ok(back)
+    }
+
+    /// Loopback servers answer only requests addressed to a loopback name, so a hostile web
+    /// page cannot reach them through DNS rebinding.
+    fn host_ok(&self, headers: &HeaderMap) -> bool {
+        if !self.check_host {
+            return true;
+        }
+        let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+            return false;
+        };
+        let name = match host.rfind(':') {
+            Some(i) if !host[i..].contains(']') => &host[..i],
+            _ => host,
+        };
+        matches!(name, "localhost" | "127.0.0.1" | "[::1]") || name.starts_with("127.")
+    }
+
+    fn html_response(&self, status: StatusCode, body: String) -> Response {
+        let csp = format!(
+            "default-src 'none'; style-src 'nonce-{n}'; script-src 'nonce-{n}'; form-action 'self'; \
+             base-uri 'none'; frame-ancestors 'none'",
+            n = self.nonce
+        );
+        let mut r = (status, body).into_response();
+        let h = r.headers_mut();
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+        if let Ok(v) = HeaderValue::from_str(&csp) {
+            h.insert(header::CONTENT_SECURITY_POLICY, v);
+        }
+        h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+        h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        r
+    }
+
+    fn not_found(&self) -> Response {
+        self.html_response(
+            StatusCode::NOT_FOUND,
+            self.layout("not found", "<h1>Not found</h1><p><a href=\"/\">back to the list</a></p>"),
+        )
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn forbidden_host() -> Response {
+    (StatusCode::MISDIRECTED_REQUEST, "this review server answers only on a loopback host name\n")
+        .into_response()
+}
+
+async fn list(State(r): State<Arc<Review>>, headers: HeaderMap, Query(q): Query<ListQuery>) -> Response {
+    if !r.host_ok(&headers) {
+        return forbidden_host();
+    }
+    let body = r.render_list(&q);
+    r.html_response(StatusCode::OK, body)
+}
+
+async fn hood(State(r): State<Arc<Review>>, headers: HeaderMap, Query(q): Query<HoodQuery>) -> Response {
+    if !r.host_ok(&headers) {
+        return forbidden_host();
+    }
+    let rr = r.clone();
+    // Reads pages from the store: off the async workers.
+    match tokio::task::spawn_blocking(move || rr.render_hood(&q)).await {
+        Ok(Some(body)) => r.html_response(StatusCode::OK, body),
+        _ => r.not_found(),
+    }
+}
+
+async fn page(State(r): State<Arc<Review>>, headers: HeaderMap, Query(q): Query<PageQuery>) -> Response {
+    if !r.host_ok(&headers) {
+        return forbidden_host();
+    }
+    let rr = r.clone();
+    match tokio::task::spawn_blocking(move || rr.render_page(&q)).await {
+        Ok(Some(body)) => r.html_response(StatusCode::OK, body),
+        _ => r.not_found(),
+    }
+}
+
+async fn label(State(r): State<Arc<Review>>, headers: HeaderMap, Form(f): Form<LabelForm>) -> Response {
+    if !r.host_ok(&headers) {
+        return forbidden_host();
+    }
+    let rr = r.clone();
+    match tokio::task::spawn_blocking(move || rr.apply_label(&f)).await {
+        Ok(Ok(back)) => {
+            let mut resp = StatusCode::SEE_OTHER.into_response();
+            if let Ok(v) = HeaderValue::from_str(&back) {
+                resp.headers_mut().insert(header::LOCATION, v);
+            }
+            resp
+        }
+        Ok(Err((code, why))) => r.html_response(
+            code,
+            r.layout("refused", &format!("<h1>{}</h1><p><a href=\"/\">back</a></p>", esc(why))),
+        ),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
+/// The routes.
+pub fn router(review: Arc<Review>) -> Router {
+    Router::new()
+        .route("/", get(list))
+        .route("/n", get(hood))
+        .route("/p", get(page))
+        .route("/label", post(label))
+        .with_state(review)
+}
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#222}header{background:#263238;color:#eee;padding:6px 12px}\
+header a{color:#fff;font-weight:bold;text-decoration:none}main{padding:8px 16px}h1{font-size:20px;word-break:break-all}\
+h2{font-size:16px;margin-top:18px}table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #ddd;padding:3px 6px;\
+text-align:left;vertical-align:top}td{word-break:break-word}tr.sel{background:#fff3c4;outline:2px solid #f0b400}tr.hot td:first-child{color:#b00020;font-weight:bold}\
+.muted{color:#888}.st{padding:1px 5px;border-radius:3px;background:#eee;white-space:nowrap}.st.copied-for-profit{background:#ffcdd2}\
+.st.legitimate-mirror{background:#c8e6c9}.st.false-positive{background:#bbdefb}.st.unsure{background:#fff9c4}.st.none{color:#777}\
+form.lab{display:inline-flex;gap:3px;flex-wrap:wrap}form.lab button{font-size:11px;padding:1px 4px;cursor:pointer}\
+button.copied-for-profit{border-color:#e57373}button.legitimate-mirror{border-color:#81c784}button.false-positive{border-color:#64b5f6}\
+.filters{margin:8px 0}.pager{margin:10px 0}.capture{border:1px solid #ccc;padding:8px;margin:10px 0}.kv th{width:140px;color:#555}\
+.ev td.passage{width:60%;background:#fff8e1;font-family:Georgia,serif}code{font-size:12px}.crumbs{color:#666;word-break:break-all}";
+
+/// Keyboard shortcuts (progressive enhancement: every action is also a link or a button).
+const SCRIPT: &str = "(function(){var rows=[].slice.call(document.querySelectorAll('tr[data-row]'));var i=-1;\
+function sel(n){if(!rows.length)return;if(i>=0)rows[i].classList.remove('sel');i=Math.max(0,Math.min(rows.length-1,n));\
+rows[i].classList.add('sel');rows[i].scrollIntoView({block:'nearest'});}\
+var m=/sel=(\\d+)/.exec(location.hash);if(m)sel(+m[1]);\
+document.addEventListener('keydown',function(e){var t=e.target.tagName;if(t==='INPUT'||t==='TEXTAREA'||t==='SELECT'||e.ctrlKey||e.metaKey||e.altKey)return;\
+if(e.key==='j')sel(i+1);else if(e.key==='k')sel(i-1);\
+else if(e.key==='Enter'&&i>=0){var a=rows[i].querySelector('a.go');if(a)location.href=a.getAttribute('href');}\
+else if(e.key>='1'&&e.key<='4'){var f=(i>=0&&rows[i].querySelector('form.lab'))||document.querySelector('form.lab');\
+if(f){var b=f.querySelectorAll('button[name=label]')[e.key-1];var bk=f.querySelector('input[name=back]');\
+if(bk&&i>=0&&rows[i].contains(f))bk.value=bk.value.split('#')[0]+'#sel='+i;if(b)b.click();}}});})();";
