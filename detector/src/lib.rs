@@ -14,13 +14,19 @@
 //! - [`matching`]: stop-chunk removal and `contains(L_c, f)` (§3.3 step 5, §3.4.2).
 //! - [`neighborhood`]: URL-prefix neighborhoods and `badness(N)` (§3.3 step 6).
 //! - [`stats`]: mean + σ thresholds (§3, §6.3).
+//! - [`shingles`], [`simhash`], [`neardup`], [`overlap`]: near-replicas (Khan & Ali 2015 SimHash,
+//!   Manku et al. permuted tables, Shivakumar & Garcia-Molina 1998 overlap and clusters).
 
 pub mod clean;
 pub mod fingerprint;
 pub mod matching;
+pub mod neardup;
 pub mod neighborhood;
 pub mod normalize;
+pub mod overlap;
 pub mod page;
+pub mod shingles;
+pub mod simhash;
 pub mod stats;
 pub mod traps;
 

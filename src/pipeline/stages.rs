@@ -46,6 +46,8 @@ pub struct FingerprintedPage {
     pub ticket: Option<FrontierEntry>,
     pub doc: CleanedDoc,
     pub fp: detector::Fingerprints,
+    /// SimHash, visible-text hash and shingle set (near-replicas, `ditto replicas`).
+    pub replica: detector::shingles::ReplicaFeatures,
 }
 
 /// Settings of the trap filter stage.
@@ -126,11 +128,14 @@ pub fn clean(p: FilteredPage, opts: &CleanOptions) -> CleanedPage {
     CleanedPage { page: p.page, ticket: p.ticket, file_hash: p.file_hash, doc }
 }
 
-/// Fingerprint stage (§3.1 steps 1–2): normalized chunk SHA-1s; the body is dropped.
+/// Fingerprint stage (§3.1 steps 1–2): normalized chunk SHA-1s; the body is dropped. Also
+/// the page's Khan & Ali SimHash, visible-text SHA-1 and word-4-shingle set
+/// (`detector::shingles::replica_features`).
 pub fn fingerprint(mut p: CleanedPage, norm: &Normalization) -> FingerprintedPage {
     let fp = fingerprint_with_file_hash(p.file_hash, &p.doc.blocks, norm);
+    let replica = detector::shingles::replica_features(&p.doc.blocks, norm);
     p.page.body = Vec::new();
-    FingerprintedPage { page: p.page, ticket: p.ticket, doc: p.doc, fp }
+    FingerprintedPage { page: p.page, ticket: p.ticket, doc: p.doc, fp, replica }
 }
 
 /// What the match stage needs: the label sets and the stop list.
@@ -248,10 +253,14 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
             sources,
             evidence,
             origin: p.page.origin,
+            simhash: Some(p.replica.simhash),
+            text_hash: p.replica.text_hash.as_ref().map(|h| detector::fingerprint::hex(h)),
+            shingles: p.replica.shingles.len() as u32,
         },
         file_hash,
         fetched,
         links,
+        shingles: p.replica.shingles,
     }
 }
 

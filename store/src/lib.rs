@@ -14,6 +14,7 @@
 //! | `m/` | meta name | format version, label-set identity |
 //! | `p/` | URL `\0` file SHA-1 (20 bytes) | [`PageRecord`] as JSON |
 //! | `n/` | neighborhood URL prefix | [`NeighborhoodAccumulator`] (32 bytes LE) |
+//! | `s/` | URL `\0` file SHA-1 (20 bytes) | the page's shingle set: sorted distinct `u32` LE, 4 bytes per shingle |
 //! | `l/` | neighborhood URL prefix | review label (see [`labels`]) |
 
 use std::collections::BTreeMap;
@@ -34,6 +35,7 @@ pub const FORMAT_VERSION: u32 = 1;
 const META: &[u8] = b"m/";
 const PAGE: &[u8] = b"p/";
 const HOOD: &[u8] = b"n/";
+const SHINGLES: &[u8] = b"s/";
 
 /// What went wrong, by kind.
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +93,18 @@ pub struct PageRecord {
     pub evidence: Vec<Evidence>,
     #[serde(default)]
     pub origin: PageOrigin,
+    /// Khan & Ali 2015 SimHash of the visible text (`detector::simhash::page_simhash`);
+    /// `None` in records written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simhash: Option<u64>,
+    /// SHA-1 of the normalized visible text, hex (exact replicas by content); `None` when
+    /// the page has no text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_hash: Option<String>,
+    /// Distinct word 4-shingles of the page; the set itself is kept under `s/` (see
+    /// [`Store::shingles_of`]).
+    #[serde(default)]
+    pub shingles: u32,
 }
 
 impl PageRecord {
@@ -120,6 +134,9 @@ pub struct PageWrite {
     pub fetched: Option<(String, String)>,
     /// Crawl only: links found on the page, queued in the same batch when not seen before.
     pub links: Vec<FrontierEntry>,
+    /// The page's word-4-shingle set (sorted, distinct 32-bit hashes,
+    /// `detector::shingles::shingle_set`), stored under `s/` with the record.
+    pub shingles: Vec<u32>,
 }
 
 /// What a batch write did.
@@ -264,6 +281,10 @@ impl Store {
                 continue;
             }
             let value = serde_json::to_vec(&p.record).map_err(|e| corrupt(&p.record.url, e))?;
+            if !p.shingles.is_empty() {
+                let sk = [SHINGLES, &key[PAGE.len()..]].concat();
+                batch.insert(sk, p.shingles.iter().flat_map(|s| s.to_le_bytes()).collect::<Vec<u8>>());
+            }
             batch.insert(key, value);
             for n in &p.neighborhoods {
                 deltas.entry(n.as_str()).or_default().add(&p.accumulator);
@@ -310,6 +331,18 @@ impl Store {
             let (k, v) = kv?;
             serde_json::from_slice(&v).map_err(|e| corrupt(&String::from_utf8_lossy(&k), e))
         })
+    }
+
+    /// The stored shingle set of a page (empty when it has none or was stored without).
+    pub fn shingles_of(&self, url: &str, file_hash: &Sha1Digest) -> Result<Vec<u32>> {
+        let key = [SHINGLES, &page_key(url, file_hash)[PAGE.len()..]].concat();
+        match self.tree.get(&key)? {
+            None => Ok(Vec::new()),
+            Some(v) if v.len() % 4 == 0 => {
+                Ok(v.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+            }
+            Some(_) => Err(corrupt(url, "shingle set is not a multiple of 4 bytes")),
+        }
     }
 
     /// All neighborhoods with their accumulators, in prefix order.
@@ -401,12 +434,16 @@ mod tests {
                 sources: vec![],
                 evidence: vec![],
                 origin: PageOrigin::Unknown,
+                simhash: None,
+                text_hash: None,
+                shingles: 0,
             },
             file_hash,
             neighborhoods: detector::neighborhoods(url),
             accumulator: NeighborhoodAccumulator::of_page(&v),
             fetched: None,
             links: vec![],
+            shingles: vec![],
         }
     }
 
@@ -432,6 +469,28 @@ mod tests {
         let t = store.totals().unwrap();
         assert_eq!((t.pages, t.neighborhoods), (4, 2));
         assert_eq!(store.pages_under("http://h/a/").count(), 3);
+    }
+
+    #[test]
+    fn shingle_sets_round_trip_and_old_records_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.db")).unwrap();
+        let mut a = page("http://h/a", b"a", 0, 1);
+        a.shingles = vec![1, 7, u32::MAX];
+        a.record.simhash = Some(u64::MAX);
+        a.record.shingles = 3;
+        store.write_batch(&[a.clone(), page("http://h/b", b"b", 0, 1)]).unwrap();
+        assert_eq!(store.shingles_of("http://h/a", &a.file_hash).unwrap(), vec![1, 7, u32::MAX]);
+        let b_hash = detector::fingerprint::sha1(b"b");
+        assert!(store.shingles_of("http://h/b", &b_hash).unwrap().is_empty());
+        let recs: Vec<PageRecord> = store.pages().map(|r| r.unwrap()).collect();
+        assert_eq!(recs[0].simhash, Some(u64::MAX));
+        assert_eq!(recs[1].simhash, None);
+        // A record written before these fields existed.
+        let old = r#"{"url":"u","fetch_time":0,"status":200,"file_hash":"00","chunks":1,
+            "labeled_chunks":0,"stop_chunks":0,"contains":0.0}"#;
+        let r: PageRecord = serde_json::from_str(old).unwrap();
+        assert_eq!((r.simhash, r.text_hash, r.shingles), (None, None, 0));
     }
 
     #[test]

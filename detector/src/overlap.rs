@@ -1,0 +1,590 @@
+//! Exact and near replicas of a collection of pages, and their clusters: Shivakumar &
+//! Garcia-Molina 1998 ("Finding near-replicas of documents on the web"), with SimHash
+//! candidates (Khan & Ali 2015, Manku et al. 2007) beside the inverted index.
+//!
+//! Steps, as S&G §2.2 ("probabilistic-counting based approach"):
+//! 1. **Exact copies first** (S&G §2.2 steps 1–2: one fingerprint per entire document, the
+//!    document with the smallest docID is the "central" document of a set of identical
+//!    ones, and the others leave all later steps). ditto's whole-document fingerprint is the
+//!    SHA-1 of the normalized visible text, so pages whose markup differs but whose text is
+//!    the same are exact replicas too; pages without text fall back to the body SHA-1. A
+//!    member is `ExactBytes` when its body SHA-1 equals the central page's, else `ExactText`.
+//! 2. **Chunk fingerprints**: word 4-shingles ([`crate::shingles`]; S&G §2: "sequences of
+//!    words"), minus **template shingles**: a shingle found on at least
+//!    `max(template_min_pages, ⌈template_fraction · n⌉)` of the n central pages of one host
+//!    is that host's template (navigation, footers, "last updated on" dates) and is left out
+//!    of that host's pages. **Short pages on purpose**: a page left with fewer than
+//!    `min_content_shingles` shingles after that (a search stub, a redirect notice, a page
+//!    that is all template) is compared on its full shingle set instead — its template is all
+//!    there is to compare, and dropping it would make every such page empty and unmatched.
+//! 3. **Candidate pairs without all-pairs comparison**: S&G's inverted index (FPrint → docID,
+//!    §2.1) with prefix filtering (Chaudhuri, Ganti & Kaushik 2006; Bayardo et al. 2007) as
+//!    the iceberg filter: fingerprints are ordered rarest first (global document frequency)
+//!    and each page indexes only its first |F| − ⌈t·|F|⌉ + 1; two pages of Jaccard ≥ t must
+//!    share one of those, so no qualifying pair is missed, and common fingerprints are
+//!    rarely indexed at all. Heavy fingerprints (posting lists longer than `max_postings`)
+//!    are capped as S&G cap stop chunks. Pairs whose sizes alone rule out Jaccard ≥ t are
+//!    dropped (|F_small| < t·|F_large|). Optionally a SimHash of each page's fingerprint set
+//!    ([`crate::simhash::set_simhash`]) is looked up in Manku's permuted tables
+//!    ([`crate::neardup`]) at distance ≤ k, and its hits join the candidates.
+//! 4. **Confirmation by exact overlap** (S&G §2: the Overlap table ⟨d_i, d_j, F⟩ with F the
+//!    number of shared fingerprints): ditto normalizes F by the union, Jaccard
+//!    F / |A ∪ B| ≥ `threshold` (default 0.8, the reuse truth's "near" measure and the
+//!    MinHashLSH peer's threshold). Every candidate is counted exactly; none is accepted on
+//!    a sketch.
+//! 5. **Clusters**: union-find over exact groups and confirmed near pairs (S&G §3: replica
+//!    clusters, one page of each visited on a recrawl). Near is not transitive, so a cluster
+//!    can hold two pages that are not themselves a near pair; each member records the pair
+//!    that joined it.
+
+use std::collections::HashMap;
+
+use crate::fingerprint::Sha1Digest;
+use crate::neardup::{IndexConfig, NearDupIndex};
+use crate::shingles::jaccard;
+use crate::simhash::{hamming, set_simhash};
+
+/// Settings of the replica analysis (defaults documented on each field).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverlapConfig {
+    /// Jaccard of the (template-free) shingle sets at or above which two pages are near
+    /// replicas. Default 0.8.
+    pub threshold: f64,
+    /// Leave template shingles out (step 2). Default true.
+    pub drop_templates: bool,
+    /// A template shingle is on at least this many central pages of its host... Default 4.
+    pub template_min_pages: usize,
+    /// ...and on at least this share of them. Default 0.5.
+    pub template_fraction: f64,
+    /// Pages with fewer template-free shingles are compared on all their shingles. Default 20.
+    pub min_content_shingles: usize,
+    /// Posting lists longer than this are not used for candidates (heavy fingerprints).
+    /// Default 10 000.
+    pub max_postings: usize,
+    /// Also propose candidates by SimHash of the fingerprint set at Hamming distance ≤ k
+    /// (Manku's permuted tables). Default Some(3).
+    pub simhash_k: Option<u32>,
+}
+
+impl Default for OverlapConfig {
+    fn default() -> Self {
+        OverlapConfig {
+            threshold: 0.8,
+            drop_templates: true,
+            template_min_pages: 4,
+            template_fraction: 0.5,
+            min_content_shingles: 20,
+            max_postings: 10_000,
+            simhash_k: Some(3),
+        }
+    }
+}
+
+/// One page as the analysis needs it.
+#[derive(Debug, Clone, Default)]
+pub struct DocInput {
+    /// Pages of one host share templates (any string; ditto uses the URL's host).
+    pub host: String,
+    pub file_hash: Sha1Digest,
+    pub text_hash: Option<Sha1Digest>,
+    /// Sorted, distinct shingle hashes ([`crate::shingles::shingle_set`]).
+    pub shingles: Vec<u32>,
+    /// The page's own SimHash (Khan & Ali), reported with each pair when known.
+    pub simhash: Option<u64>,
+}
+
+/// How a page is a replica.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReplicaKind {
+    /// The cluster's representative (an exact group's central page).
+    Representative,
+    /// Same body bytes as its exact group's central page.
+    ExactBytes,
+    /// Same visible text as its exact group's central page, other bytes.
+    ExactText,
+    /// Joined the cluster by a confirmed near pair.
+    Near,
+}
+
+/// A confirmed pair (documents by input index, `a < b`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReplicaPair {
+    pub a: usize,
+    pub b: usize,
+    pub kind: ReplicaKind,
+    /// Jaccard of the compared fingerprint sets (1 for exact pairs).
+    pub jaccard: f64,
+    /// S&G's F: fingerprints in common.
+    pub shared: usize,
+    /// Hamming distance of the pages' own SimHashes, when both are known.
+    pub hamming: Option<u32>,
+}
+
+/// A member of a cluster.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Member {
+    pub doc: usize,
+    pub kind: ReplicaKind,
+    /// The member it joined through (itself for the representative).
+    pub via: usize,
+    /// Jaccard and SimHash distance to `via`.
+    pub jaccard: f64,
+    pub hamming: Option<u32>,
+}
+
+/// A cluster of replicas: its representative first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cluster {
+    pub members: Vec<Member>,
+}
+
+/// Counters of what each step did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct OverlapStats {
+    pub docs: usize,
+    pub central_docs: usize,
+    pub exact_pairs: usize,
+    pub template_shingles: usize,
+    pub short_docs_full_set: usize,
+    pub heavy_fingerprints_capped: usize,
+    pub candidates_index: usize,
+    pub candidates_simhash: usize,
+    pub candidates_simhash_only: usize,
+    pub candidates: usize,
+    pub near_pairs: usize,
+}
+
+/// Everything the analysis found.
+#[derive(Debug, Clone, Default)]
+pub struct Replicas {
+    /// Exact pairs (every pair within an exact group) and near pairs (every pair across two
+    /// exact groups whose central pages are a confirmed near pair).
+    pub pairs: Vec<ReplicaPair>,
+    /// Clusters of two or more pages, largest first.
+    pub clusters: Vec<Cluster>,
+    pub stats: OverlapStats,
+}
+
+/// Union-find with path halving; the root is the smallest index of a set.
+struct UnionFind(Vec<usize>);
+
+impl UnionFind {
+    fn new(n: usize) -> Self {
+        UnionFind((0..n).collect())
+    }
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.0[x] != x {
+            self.0[x] = self.0[self.0[x]];
+            x = self.0[x];
+        }
+        x
+    }
+    fn union(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
+            self.0[hi] = lo;
+        }
+    }
+}
+
+/// ⌈x⌉ robust to float error just above an integer (0.8 · 10 = 8.000000000000002).
+fn ceil_eps(x: f64) -> usize {
+    (x - 1e-9).ceil().max(0.0) as usize
+}
+
+/// Prefix length for Jaccard ≥ t over a set of n fingerprints: n − ⌈t·n⌉ + 1 (at most n).
+pub fn prefix_len(n: usize, t: f64) -> usize {
+    if n == 0 {
+        0
+    } else {
+        (n - ceil_eps(t * n as f64).min(n) + 1).min(n)
+    }
+}
+
+/// Template shingles of one host's central pages: on at least
+/// max(min_pages, ⌈fraction · n⌉) of its n pages (none when n < min_pages).
+pub fn host_templates(sets: &[&[u32]], min_pages: usize, fraction: f64) -> Vec<u32> {
+    let n = sets.len();
+    if n < min_pages.max(2) {
+        return Vec::new();
+    }
+    let need = min_pages.max(ceil_eps(fraction * n as f64)).max(2);
+    let mut df: HashMap<u32, usize> = HashMap::new();
+    for s in sets {
+        for &x in *s {
+            *df.entry(x).or_default() += 1;
+        }
+    }
+    let mut t: Vec<u32> = df.into_iter().filter(|&(_, c)| c >= need).map(|(x, _)| x).collect();
+    t.sort_unstable();
+    t
+}
+
+/// Sorted difference a \ b of sorted sets.
+fn minus(a: &[u32], b: &[u32]) -> Vec<u32> {
+    if b.is_empty() {
+        return a.to_vec();
+    }
+    a.iter().copied().filter(|x| b.binary_search(x).is_err()).collect()
+}
+
+/// Find exact and near replicas among `docs` and cluster them.
+pub fn find_replicas(docs: &[DocInput], cfg: &OverlapConfig) -> Replicas {
+    let n = docs.len();
+    let mut stats = OverlapStats { docs: n, ..Default::default() };
+
+    // Step 1: exact groups by visible-text hash (body hash for pages without text).
+    let mut uf = UnionFind::new(n);
+    let mut first: HashMap<(bool, Sha1Digest), usize> = HashMap::new();
+    for (i, d) in docs.iter().enumerate() {
+        let key = match d.text_hash {
+            Some(h) => (true, h),
+            None => (false, d.file_hash),
+        };
+        let c = *first.entry(key).or_insert(i);
+        uf.union(c, i);
+    }
+    let center: Vec<usize> = (0..n).map(|i| uf.find(i)).collect();
+    let mut groups: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (i, &c) in center.iter().enumerate() {
+        groups.entry(c).or_default().push(i);
+    }
+    let mut centers: Vec<usize> = groups.keys().copied().collect();
+    centers.sort_unstable();
+    stats.central_docs = centers.len();
+    let hd = |a: usize, b: usize| match (docs[a].simhash, docs[b].simhash) {
+        (Some(x), Some(y)) => Some(hamming(x, y)),
+        _ => None,
+    };
+    let exact_kind = |c: usize, m: usize| {
+        if docs[c].file_hash == docs[m].file_hash {
+            ReplicaKind::ExactBytes
+        } else {
+            ReplicaKind::ExactText
+        }
+    };
+    let mut pairs = Vec::new();
+    for c in &centers {
+        let g = &groups[c];
+        for (x, &a) in g.iter().enumerate() {
+            for &b in &g[x + 1..] {
+                let kind = exact_kind(a, b);
+                let s = docs[a].shingles.len();
+                pairs.push(ReplicaPair { a, b, kind, jaccard: 1.0, shared: s, hamming: hd(a, b) });
+            }
+        }
+    }
+    stats.exact_pairs = pairs.len();
+
+    // Step 2: template-free fingerprint sets of central pages.
+    let mut by_host: HashMap<&str, Vec<usize>> = HashMap::new();
+    for &c in &centers {
+        by_host.entry(docs[c].host.as_str()).or_default().push(c);
+    }
+    let mut features: HashMap<usize, Vec<u32>> = HashMap::with_capacity(centers.len());
+    for pages in by_host.values() {
+        let templates = if cfg.drop_templates {
+            let sets: Vec<&[u32]> = pages.iter().map(|&c| docs[c].shingles.as_slice()).collect();
+            host_templates(&sets, cfg.template_min_pages, cfg.template_fraction)
+        } else {
+            Vec::new()
+        };
+        stats.template_shingles += templates.len();
+        for &c in pages {
+            let content = minus(&docs[c].shingles, &templates);
+            let f = if content.len() < cfg.min_content_shingles && content.len() < docs[c].shingles.len() {
+                stats.short_docs_full_set += 1;
+                docs[c].shingles.clone()
+            } else {
+                content
+            };
+            features.insert(c, f);
+        }
+    }
+
+    // Step 3: candidates by prefix-filtered inverted index (+ SimHash tables).
+    let t = cfg.threshold.clamp(0.0, 1.0);
+    let mut df: HashMap<u32, u32> = HashMap::new();
+    for f in features.values() {
+        for &x in f {
+            *df.entry(x).or_default() += 1;
+        }
+    }
+    let mut postings: HashMap<u32, Vec<usize>> = HashMap::new();
+    for &c in &centers {
+        let f = &features[&c];
+        let mut ordered: Vec<u32> = f.clone();
+        ordered.sort_unstable_by_key(|x| (df.get(x).copied().unwrap_or(0), *x));
+        for &x in &ordered[..prefix_len(f.len(), t)] {
+            postings.entry(x).or_default().push(c);
+        }
+    }
+    let mut candidates: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
+    for list in postings.values() {
+        if list.len() > cfg.max_postings {
+            stats.heavy_fingerprints_capped += 1;
+            continue;
+        }
+        for (x, &a) in list.iter().enumerate() {
+            for &b in &list[x + 1..] {
+                let (la, lb) = (features[&a].len(), features[&b].len());
+                let (small, large) = if la < lb { (la, lb) } else { (lb, la) };
+                if (small as f64) + 1e-9 >= t * large as f64 {
+                    candidates.insert((a.min(b), a.max(b)));
+                }
+            }
+        }
+    }
+    stats.candidates_index = candidates.len();
+    if let Some(k) = cfg.simhash_k {
+        let keyed: Vec<(u64, u32)> = centers
+            .iter()
+            .filter(|c| !features[c].is_empty())
+            .map(|&c| (set_simhash(&features[&c]), c as u32))
+            .collect();
+        if let Ok(index) = NearDupIndex::build(IndexConfig::new(k), keyed.clone()) {
+            for &(key, c) in &keyed {
+                for m in index.query(key) {
+                    let (a, b) = (c as usize, m.id as usize);
+                    if a < b {
+                        stats.candidates_simhash += 1;
+                        if candidates.insert((a, b)) {
+                            stats.candidates_simhash_only += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    stats.candidates = candidates.len();
+
+    // Step 4: confirm by exact overlap.
+    let mut near: Vec<(usize, usize, f64, usize)> = Vec::new();
+    for &(a, b) in &candidates {
+        let (fa, fb) = (&features[&a], &features[&b]);
+        let shared = crate::shingles::intersection_size(fa, fb);
+        let union = fa.len() + fb.len() - shared;
+        if union > 0 && shared as f64 + 1e-9 >= t * union as f64 {
+            near.push((a, b, jaccard(fa, fb), shared));
+        }
+    }
+    near.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+    stats.near_pairs = near.len();
+    for &(a, b, j, shared) in &near {
+        for &x in &groups[&a] {
+            for &y in &groups[&b] {
+                let (p, q) = (x.min(y), x.max(y));
+                pairs.push(ReplicaPair {
+                    a: p,
+                    b: q,
+                    kind: ReplicaKind::Near,
+                    jaccard: j,
+                    shared,
+                    hamming: hd(p, q),
+                });
+            }
+        }
+    }
+
+    // Step 5: clusters. Each exact group's members join its central page; central pages join
+    // through the best near pair found for them (highest Jaccard) in a spanning forest.
+    let mut cuf = UnionFind::new(n);
+    let mut via: HashMap<usize, (usize, f64)> = HashMap::new();
+    let mut by_j = near.clone();
+    by_j.sort_by(|x, y| y.2.total_cmp(&x.2).then((x.0, x.1).cmp(&(y.0, y.1))));
+    let mut tree_edges: Vec<(usize, usize, f64)> = Vec::new();
+    for &(a, b, j, _) in &by_j {
+        if cuf.find(a) != cuf.find(b) {
+            cuf.union(a, b);
+            tree_edges.push((a, b, j));
+        }
+    }
+    let mut comp: HashMap<usize, Vec<usize>> = HashMap::new();
+    for &c in &centers {
+        comp.entry(cuf.find(c)).or_default().push(c);
+    }
+    // Orient the spanning tree from each component's representative (its smallest index).
+    let mut adj: HashMap<usize, Vec<(usize, f64)>> = HashMap::new();
+    for &(a, b, j) in &tree_edges {
+        adj.entry(a).or_default().push((b, j));
+        adj.entry(b).or_default().push((a, j));
+    }
+    let mut clusters = Vec::new();
+    let mut roots: Vec<usize> = comp.keys().copied().collect();
+    roots.sort_unstable();
+    for r in roots {
+        let cs = &comp[&r];
+        let size: usize = cs.iter().map(|c| groups[c].len()).sum();
+        if size < 2 {
+            continue;
+        }
+        let rep = cs.iter().copied().min().unwrap_or(r);
+        let mut order = vec![rep];
+        via.insert(rep, (rep, 1.0));
+        let mut i = 0;
+        while i < order.len() {
+            let x = order[i];
+            i += 1;
+            for &(y, j) in adj.get(&x).map(Vec::as_slice).unwrap_or(&[]) {
+                if let std::collections::hash_map::Entry::Vacant(e) = via.entry(y) {
+                    e.insert((x, j));
+                    order.push(y);
+                }
+            }
+        }
+        let mut members = Vec::with_capacity(size);
+        for &c in &order {
+            let (v, j) = via[&c];
+            let kind = if c == rep { ReplicaKind::Representative } else { ReplicaKind::Near };
+            members.push(Member { doc: c, kind, via: v, jaccard: j, hamming: hd(c, v) });
+            for &m in &groups[&c] {
+                if m != c {
+                    members.push(Member {
+                        doc: m,
+                        kind: exact_kind(c, m),
+                        via: c,
+                        jaccard: 1.0,
+                        hamming: hd(c, m),
+                    });
+                }
+            }
+        }
+        clusters.push(Cluster { members });
+    }
+    clusters
+        .sort_by(|a, b| b.members.len().cmp(&a.members.len()).then(a.members[0].doc.cmp(&b.members[0].doc)));
+    Replicas { pairs, clusters, stats }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shingles::shingle_set;
+
+    #[test]
+    fn prefix_lengths_hand_computed() {
+        // n = 10, t = 0.8: ⌈8⌉ = 8 → 10 − 8 + 1 = 3.
+        assert_eq!(prefix_len(10, 0.8), 3);
+        // n = 7, t = 0.8: ⌈5.6⌉ = 6 → 2.
+        assert_eq!(prefix_len(7, 0.8), 2);
+        assert_eq!(prefix_len(1, 0.8), 1);
+        assert_eq!(prefix_len(0, 0.8), 0);
+        assert_eq!(prefix_len(5, 1.0), 1);
+        assert_eq!(prefix_len(5, 0.0), 5);
+    }
+
+    #[test]
+    fn templates_hand_computed() {
+        // 4 pages; need max(2, ⌈0.5·4⌉) = 2 pages: 1 (4 pages) and 2 (2 pages) qualify.
+        let sets: Vec<&[u32]> = vec![&[1, 2, 5], &[1, 2], &[1, 3], &[1, 4]];
+        assert_eq!(host_templates(&sets, 2, 0.5), vec![1, 2]);
+        // min_pages 3: only 1.
+        assert_eq!(host_templates(&sets, 3, 0.5), vec![1]);
+        // A host smaller than min_pages has no template.
+        assert!(host_templates(&sets[..2], 3, 0.5).is_empty());
+        assert_eq!(minus(&[1, 2, 3, 4], &[2, 4]), vec![1, 3]);
+    }
+
+    fn doc(host: &str, text: &str, body: u8) -> DocInput {
+        let shingles = shingle_set(text, 4);
+        DocInput {
+            host: host.into(),
+            file_hash: [body; 20],
+            text_hash: Some(crate::fingerprint::sha1(text.as_bytes())),
+            shingles,
+            simhash: Some(crate::simhash::page_simhash(text)),
+        }
+    }
+
+    fn words(n: usize, salt: &str) -> String {
+        (0..n).map(|i| format!("w{salt}{i}")).collect::<Vec<_>>().join(" ")
+    }
+
+    /// Every pair with Jaccard ≥ t is found (prefix filtering is exact), none below is.
+    #[test]
+    fn near_pairs_match_brute_force_jaccard() {
+        let base = words(200, "a");
+        let mut docs = vec![doc("h1", &base, 1)];
+        // Edits of growing size: replacing m words changes about 4m shingles.
+        for (i, m) in [1usize, 3, 5, 8, 12, 20, 40].iter().enumerate() {
+            let mut w: Vec<String> = base.split(' ').map(String::from).collect();
+            for j in 0..*m {
+                w[(j * 37) % 200] = format!("x{i}{j}");
+            }
+            docs.push(doc(&format!("h{}", i + 2), &w.join(" "), 10 + i as u8));
+        }
+        docs.push(doc("h9", &words(200, "b"), 99));
+        let cfg = OverlapConfig { drop_templates: false, simhash_k: None, ..Default::default() };
+        let r = find_replicas(&docs, &cfg);
+        let mut want = Vec::new();
+        for a in 0..docs.len() {
+            for b in a + 1..docs.len() {
+                if jaccard(&docs[a].shingles, &docs[b].shingles) >= 0.8 - 1e-12 {
+                    want.push((a, b));
+                }
+            }
+        }
+        let mut got: Vec<(usize, usize)> = r.pairs.iter().map(|p| (p.a, p.b)).collect();
+        got.sort_unstable();
+        assert_eq!(got, want);
+        assert!(!want.is_empty() && want.len() < 28);
+    }
+
+    #[test]
+    fn exact_groups_by_text_then_near_and_clusters() {
+        let a = words(100, "a");
+        let mut edited: Vec<&str> = a.split(' ').collect();
+        edited[50] = "changed";
+        let edited = edited.join(" ");
+        let docs = vec![
+            doc("h1", &a, 1),               // 0 representative
+            doc("h2", &a, 1),               // 1 same bytes
+            doc("h3", &a, 2),               // 2 same text, other bytes
+            doc("h4", &edited, 3),          // 3 near (J = 96/104)
+            doc("h5", &words(100, "z"), 4), // 4 unrelated
+        ];
+        let r = find_replicas(&docs, &OverlapConfig::default());
+        let kinds: Vec<(usize, usize, ReplicaKind)> = r.pairs.iter().map(|p| (p.a, p.b, p.kind)).collect();
+        assert!(kinds.contains(&(0, 1, ReplicaKind::ExactBytes)));
+        assert!(kinds.contains(&(0, 2, ReplicaKind::ExactText)));
+        assert!(kinds.contains(&(1, 2, ReplicaKind::ExactText)));
+        // Near pairs expand over the exact group: 0–3, 1–3, 2–3.
+        for x in 0..3 {
+            let p = r.pairs.iter().find(|p| p.a == x && p.b == 3).expect("near pair");
+            assert_eq!(p.kind, ReplicaKind::Near);
+            // One word replaced in 100: shingles 97 each, 4 differ → 93 / 101.
+            assert!((p.jaccard - 93.0 / 101.0).abs() < 1e-12, "{}", p.jaccard);
+            assert_eq!(p.shared, 93);
+        }
+        assert_eq!(r.pairs.len(), 6);
+        assert_eq!(r.clusters.len(), 1);
+        let c = &r.clusters[0];
+        assert_eq!(c.members[0].kind, ReplicaKind::Representative);
+        assert_eq!(c.members.len(), 4);
+        assert_eq!(r.stats.central_docs, 3);
+    }
+
+    #[test]
+    fn host_templates_are_left_out_and_short_pages_use_their_full_set() {
+        // Four pages of one host share a long footer; their own texts are unrelated: with the
+        // template they would be near (the footer dominates), without it they are not.
+        let footer = words(300, "f");
+        let mut docs: Vec<DocInput> =
+            (0..4).map(|i| doc("h", &format!("{} {footer}", words(30, &format!("p{i}"))), i)).collect();
+        let cfg = OverlapConfig::default();
+        let r = find_replicas(&docs, &cfg);
+        assert!(r.pairs.is_empty(), "{:?}", r.pairs);
+        assert!(r.stats.template_shingles > 250);
+        let no_t = find_replicas(&docs, &OverlapConfig { drop_templates: false, ..cfg.clone() });
+        assert_eq!(no_t.pairs.len(), 6);
+        // Two short pages that are all template plus one different word: compared on their full
+        // sets (short-page rule), they stay near each other.
+        docs.push(doc("h", &format!("{footer} one"), 8));
+        docs.push(doc("h", &format!("{footer} two"), 9));
+        let r = find_replicas(&docs, &cfg);
+        assert!(r.stats.short_docs_full_set >= 2);
+        assert!(r.pairs.iter().any(|p| (p.a, p.b) == (4, 5)), "{:?}", r.pairs);
+    }
+}

@@ -1,0 +1,240 @@
+//! Words, word shingles and the visible-text hash of a cleaned page: the features behind
+//! near-replica detection (Shivakumar & Garcia-Molina 1998 §2: "the document is chunked into
+//! smaller units, such as words, sequences of words, ...; each chunk is hashed down to a
+//! fingerprint").
+//!
+//! Definitions (chosen to match the measure of `shared/data/reuse`'s truth, so that a pair
+//! ditto calls near is a pair the truth calls near):
+//! - **Visible text**: the cleaned blocks ([`crate::clean`]: `<head>`, `script`, `style`,
+//!   `noscript`, `template` dropped; anchor text kept; image tags give no text) joined with
+//!   one space.
+//! - **Words**: maximal runs of word characters (`\w` in Unicode regex terms: alphabetic,
+//!   numeric, or `_`), lower-cased. No other normalization (no NFKC), as the truth.
+//! - **Shingles**: contiguous word k-grams, k = [`SHINGLE_WORDS`] = 4, across block
+//!   boundaries, as a set. Each shingle is kept as a 32-bit hash ([`shingle_hash`]); a page's
+//!   shingle set is a sorted, deduplicated `Vec<u32>`. A page of fewer than k words has no
+//!   shingles (it can only be an exact replica, by its text hash).
+//! - **Resemblance**: Jaccard |A ∩ B| / |A ∪ B| of two shingle sets ([`jaccard`]); S&G's
+//!   overlap F (number of shared fingerprints, §2) is [`intersection_size`].
+//!
+//! 32-bit shingle hashes: two distinct shingles of a pair collide with probability
+//! |A|·|B| / 2^32 (0.02 expected collisions for two 10 000-shingle pages), which moves a
+//! Jaccard by less than 10^-5; in exchange a stored set costs 4 bytes per distinct shingle.
+
+use std::borrow::Cow;
+
+use crate::fingerprint::{sha1, Sha1Digest};
+use crate::normalize::Normalization;
+
+/// Words per shingle (the truth's and MinHashLSH peer's word 4-shingles).
+pub const SHINGLE_WORDS: usize = 4;
+
+/// True for a `\w` character: alphabetic, numeric or underscore.
+#[inline]
+pub fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The lower-cased words of `text`, in order.
+pub fn words(text: &str) -> impl Iterator<Item = Cow<'_, str>> {
+    text.split(|c: char| !is_word_char(c)).filter(|w| !w.is_empty()).map(|w| {
+        if w.chars().any(char::is_uppercase) {
+            Cow::Owned(w.to_lowercase())
+        } else {
+            Cow::Borrowed(w)
+        }
+    })
+}
+
+/// 64-bit FNV-1a of bytes, finished with the MurmurHash3 `fmix64` avalanche so that every
+/// output bit depends on every input bit (SimHash needs well-mixed feature bits).
+pub fn hash64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    fmix64(h)
+}
+
+/// MurmurHash3's 64-bit finalizer.
+#[inline]
+pub fn fmix64(mut k: u64) -> u64 {
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    k ^= k >> 33;
+    k
+}
+
+/// Hash of one shingle from the 64-bit hashes of its words, in order.
+pub fn shingle_hash(word_hashes: &[u64]) -> u32 {
+    let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
+    for &w in word_hashes {
+        h = fmix64(h.rotate_left(23) ^ w);
+    }
+    (h >> 32) as u32
+}
+
+/// The visible text of a page: its blocks joined with one space.
+pub fn visible_text<S: AsRef<str>>(blocks: &[S]) -> String {
+    let mut out = String::with_capacity(blocks.iter().map(|b| b.as_ref().len() + 1).sum());
+    for b in blocks {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(b.as_ref());
+    }
+    out
+}
+
+/// SHA-1 of the normalized visible text (exact replicas by content: pages whose markup
+/// differs but whose text is the same); `None` when the text is empty.
+pub fn text_hash<S: AsRef<str>>(blocks: &[S], norm: &Normalization) -> Option<Sha1Digest> {
+    let text = visible_text(blocks);
+    let n = norm.apply(&text);
+    let n = n.trim();
+    if n.is_empty() {
+        None
+    } else {
+        Some(sha1(n.as_bytes()))
+    }
+}
+
+/// The page's word-k-shingle set as sorted, distinct 32-bit hashes (empty when the text has
+/// fewer than `k` words; `k` = 0 is read as 1).
+pub fn shingle_set(text: &str, k: usize) -> Vec<u32> {
+    let k = k.max(1);
+    let word_hashes: Vec<u64> = words(text).map(|w| hash64(w.as_bytes())).collect();
+    if word_hashes.len() < k {
+        return Vec::new();
+    }
+    let mut out: Vec<u32> = word_hashes.windows(k).map(shingle_hash).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// What the fingerprint stage computes for near-replica detection, per page.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReplicaFeatures {
+    /// Khan & Ali SimHash of the visible text ([`crate::simhash::page_simhash`]).
+    pub simhash: u64,
+    /// SHA-1 of the normalized visible text ([`text_hash`]).
+    pub text_hash: Option<Sha1Digest>,
+    /// Word-[`SHINGLE_WORDS`]-shingle set ([`shingle_set`]).
+    pub shingles: Vec<u32>,
+}
+
+/// SimHash, text hash and shingle set of a page's cleaned blocks.
+pub fn replica_features<S: AsRef<str>>(blocks: &[S], norm: &Normalization) -> ReplicaFeatures {
+    let text = visible_text(blocks);
+    let n = norm.apply(&text);
+    let n = n.trim();
+    ReplicaFeatures {
+        simhash: crate::simhash::page_simhash(&text),
+        text_hash: if n.is_empty() { None } else { Some(sha1(n.as_bytes())) },
+        shingles: shingle_set(&text, SHINGLE_WORDS),
+    }
+}
+
+/// |A ∩ B| of two sorted, distinct sets (S&G's overlap F: shared fingerprints).
+pub fn intersection_size(a: &[u32], b: &[u32]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
+/// Jaccard resemblance |A ∩ B| / |A ∪ B| of two sorted, distinct sets; 0 when both are
+/// empty (no evidence of resemblance).
+pub fn jaccard(a: &[u32], b: &[u32]) -> f64 {
+    let inter = intersection_size(a, b);
+    let union = a.len() + b.len() - inter;
+    if union == 0 {
+        0.0
+    } else {
+        inter as f64 / union as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_lowercased_word_character_runs() {
+        let w: Vec<_> = words("Hello, World! snake_case x2 — Ünïcode día").collect();
+        assert_eq!(w, ["hello", "world", "snake_case", "x2", "ünïcode", "día"]);
+        assert_eq!(words("  ,.; ").count(), 0);
+    }
+
+    #[test]
+    fn shingles_cross_blocks_and_are_a_set() {
+        // 6 words → 3 four-shingles; the text repeated gives no new shingle... except the
+        // ones spanning the join.
+        let s = shingle_set("a b c d e f", 4);
+        assert_eq!(s.len(), 3);
+        let twice = shingle_set("a b c d a b c d", 4);
+        // abcd, bcda, cdab, dabc, abcd → 4 distinct
+        assert_eq!(twice.len(), 4);
+        assert!(shingle_set("a b c", 4).is_empty());
+        // Same words, other punctuation and case: same shingles.
+        assert_eq!(shingle_set("A, b; C d!", 4), shingle_set("a b c d", 4));
+        // Blocks joined with a space form shingles across the boundary.
+        assert_eq!(shingle_set(&visible_text(&["a b", "c d"]), 4), shingle_set("a b c d", 4));
+    }
+
+    #[test]
+    fn jaccard_hand_computed() {
+        // A = {1,2,3,4}, B = {3,4,5}: |A∩B| = 2, |A∪B| = 5 → 0.4
+        assert_eq!(intersection_size(&[1, 2, 3, 4], &[3, 4, 5]), 2);
+        assert!((jaccard(&[1, 2, 3, 4], &[3, 4, 5]) - 0.4).abs() < 1e-12);
+        assert_eq!(jaccard(&[7], &[7]), 1.0);
+        assert_eq!(jaccard(&[], &[]), 0.0);
+        assert_eq!(jaccard(&[1], &[]), 0.0);
+        // Shingle level: "a b c d e" vs "a b c d f": {abcd, bcde} vs {abcd, bcdf} → 1/3.
+        let a = shingle_set("a b c d e", 4);
+        let b = shingle_set("a b c d f", 4);
+        assert!((jaccard(&a, &b) - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn text_hash_ignores_markup_whitespace_and_case_but_not_words() {
+        let n = Normalization::default();
+        assert_eq!(text_hash(&["Hello  world"], &n), text_hash(&["hello", "world"], &n));
+        assert_ne!(text_hash(&["hello world"], &n), text_hash(&["hello there"], &n));
+        assert_eq!(text_hash(&["   "], &n), None);
+        assert_eq!(text_hash::<&str>(&[], &n), None);
+    }
+
+    #[test]
+    fn replica_features_agree_with_the_parts() {
+        let blocks = ["Hello World, this is a page", "with two blocks"];
+        let f = replica_features(&blocks, &Normalization::default());
+        let text = visible_text(&blocks);
+        assert_eq!(f.simhash, crate::simhash::page_simhash(&text));
+        assert_eq!(f.text_hash, text_hash(&blocks, &Normalization::default()));
+        assert_eq!(f.shingles, shingle_set(&text, 4));
+        assert_eq!(f.shingles.len(), 6); // 9 words → 6 four-shingles
+    }
+
+    #[test]
+    fn fnv_and_fmix_known_values() {
+        // FNV-1a 64 of "" is the offset basis; fmix64(0) = 0.
+        assert_eq!(fmix64(0), 0);
+        assert_eq!(hash64(b""), fmix64(0xcbf2_9ce4_8422_2325));
+        // FNV-1a 64 of "a" = 0xaf63dc4c8601ec8c (published test vector).
+        assert_eq!(hash64(b"a"), fmix64(0xaf63_dc4c_8601_ec8c));
+    }
+}
