@@ -1,6 +1,7 @@
 //! `ditto`: the pipeline wiring, sources, reports and CLI glue on top of `detector`,
 //! `labelsets` and `store`. See ARCHITECTURE.md for the tour.
 
+pub mod api;
 pub mod crawl;
 pub mod crawl_progress;
 pub mod demo;

@@ -1,0 +1,198 @@
+//! ditto as a plug-in: detection inside somebody else's crawler.
+//!
+//! ```no_run
+//! use ditto::api::{Detector, DetectorConfig};
+//! let det = Detector::open("wikipedia.dls", DetectorConfig::default())?;
+//! let v = det.page("http://example.org/a.html", Some("text/html"), b"<p>...</p>")?;
+//! println!("contains {:.2}, {} labeled chunks", v.contains, v.labeled_chunks);
+//! for s in &v.sources { println!("copied from {} ({} chunks)", s.title, s.chunks); }
+//! // Accumulate neighborhoods in a store that `ditto report` and `ditto review` read:
+//! let store = ditto::api::open_store("crawl.db", &det)?;
+//! det.store(&store, &v)?;
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+//!
+//! A page goes through exactly the stage functions `ditto scan` and `ditto crawl` use
+//! (trap filter, clean, fingerprint, match), so the verdicts are the same.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use detector::{CleanOptions, Page, PageOrigin, TrapRules};
+use store::{PageWrite, Store};
+
+use crate::labels::{load_for_scan, Loaded};
+use crate::pipeline::metrics::Skips;
+use crate::pipeline::stages::{self, FilterSettings, Input};
+
+/// Options of a [`Detector`].
+#[derive(Debug, Clone)]
+pub struct DetectorConfig {
+    /// Use the built-in list of benign idioms as stop chunks.
+    pub default_stop_chunks: bool,
+    /// Extra stop-chunk files (text, one per line, or .dls).
+    pub stop_chunks: Vec<std::path::PathBuf>,
+    /// Recursion-error rules for URLs (pages that break them are skipped).
+    pub traps: TrapRules,
+    /// Collect the page's outgoing links in the verdict.
+    pub links: bool,
+}
+
+impl Default for DetectorConfig {
+    fn default() -> Self {
+        DetectorConfig {
+            default_stop_chunks: true,
+            stop_chunks: Vec::new(),
+            traps: TrapRules::default(),
+            links: true,
+        }
+    }
+}
+
+/// A labeled source a page copies from.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct VerdictSource {
+    pub id: u32,
+    pub title: String,
+    pub url: String,
+    /// Labeled chunk occurrences on the page from this source.
+    pub chunks: u32,
+}
+
+/// What ditto says about one page.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Verdict {
+    pub url: String,
+    /// Why the page was not analysed (`status_not_2xx`, `not_text`, `trap_repeated_path`, …).
+    pub skipped: Option<String>,
+    /// `contains(L_c, page)`: labeled chunk occurrences / chunk occurrences.
+    pub contains: f64,
+    pub chunks: u32,
+    pub labeled_chunks: u32,
+    /// SHA-1 of the body, hex.
+    pub file_hash: String,
+    pub sources: Vec<VerdictSource>,
+    /// Copied passages: (source id, passage).
+    pub evidence: Vec<(u32, String)>,
+    /// Absolute outgoing links (when [`DetectorConfig::links`]).
+    pub links: Vec<String>,
+    /// The neighborhoods (URL prefixes) the page counts in.
+    pub neighborhoods: Vec<String>,
+    #[serde(skip)]
+    write: Option<PageWrite>,
+}
+
+/// Detection for one label set, usable from many threads.
+pub struct Detector {
+    loaded: Loaded,
+    labelset: labelsets::LabelSet,
+    cfg: DetectorConfig,
+}
+
+impl Detector {
+    /// Open a label set (mmap, milliseconds) and the stop lists.
+    pub fn open(labelset: impl AsRef<Path>, cfg: DetectorConfig) -> Result<Detector> {
+        let path = labelset.as_ref();
+        let loaded = load_for_scan(path, None, &cfg.stop_chunks, cfg.default_stop_chunks)?;
+        let labelset =
+            labelsets::LabelSet::open(path).with_context(|| format!("opening {}", path.display()))?;
+        Ok(Detector { loaded, labelset, cfg })
+    }
+
+    /// Analyse one fetched page. `content_type` is the HTTP header (it carries the charset).
+    pub fn page(&self, url: &str, content_type: Option<&str>, body: &[u8]) -> Result<Verdict> {
+        self.page_with_status(url, 200, content_type, body)
+    }
+
+    /// As [`Detector::page`], with the HTTP status (non-2xx pages are skipped, as in a scan).
+    pub fn page_with_status(
+        &self,
+        url: &str,
+        status: u16,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Result<Verdict> {
+        let page = Page {
+            url: url.to_string(),
+            fetch_time: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0),
+            status,
+            content_type: content_type.map(str::to_string),
+            body: body.to_vec(),
+            origin: PageOrigin::Fetch,
+        };
+        let skips = Skips::default();
+        let settings = FilterSettings { traps: self.cfg.traps, store: None };
+        let Some(filtered) = stages::filter(Input::from(page), &settings, &skips) else {
+            let reason = skips.counts().into_keys().next().unwrap_or("skipped");
+            return Ok(Verdict {
+                url: url.to_string(),
+                skipped: Some(reason.to_string()),
+                contains: 0.0,
+                chunks: 0,
+                labeled_chunks: 0,
+                file_hash: detector::fingerprint::hex(&detector::fingerprint::sha1(body)),
+                sources: Vec::new(),
+                evidence: Vec::new(),
+                links: Vec::new(),
+                neighborhoods: Vec::new(),
+                write: None,
+            });
+        };
+        let cleaned = stages::clean(filtered, &CleanOptions { extract_links: self.cfg.links });
+        let links = cleaned.doc.links.clone();
+        let fp = stages::fingerprint(cleaned, &self.loaded.normalization);
+        let w = stages::match_stage(fp, &self.loaded.matcher);
+        let r = &w.record;
+        let sources = r
+            .sources
+            .iter()
+            .map(|s| {
+                let (title, url) = self
+                    .labelset
+                    .source(s.source)
+                    .map(|x| (x.title.to_string(), x.url.to_string()))
+                    .unwrap_or_default();
+                VerdictSource { id: s.source, title, url, chunks: s.chunks }
+            })
+            .collect();
+        Ok(Verdict {
+            url: r.url.clone(),
+            skipped: None,
+            contains: r.contains,
+            chunks: r.chunks,
+            labeled_chunks: r.labeled_chunks,
+            file_hash: r.file_hash.clone(),
+            sources,
+            evidence: r.evidence.iter().map(|e| (e.source, e.passage.clone())).collect(),
+            links,
+            neighborhoods: w.neighborhoods.clone(),
+            write: Some(w),
+        })
+    }
+
+    /// Add a verdict to a store's pages and neighborhood accumulators (skipped pages and
+    /// pages already stored change nothing). Returns whether it was new.
+    pub fn store(&self, store: &Store, v: &Verdict) -> Result<bool> {
+        match &v.write {
+            None => Ok(false),
+            Some(w) => Ok(store.write_batch(std::slice::from_ref(w))?.written == 1),
+        }
+    }
+
+    /// The store identity of this detector's label set (a store holds one label set).
+    pub fn label_set_identity(&self) -> &store::LabelSetIdentity {
+        &self.loaded.identity
+    }
+}
+
+/// Open (or create) a store for a detector's verdicts, bound to its label set.
+pub fn open_store(path: impl AsRef<Path>, det: &Detector) -> Result<Store> {
+    let store = Store::open(path.as_ref())?;
+    store.bind_label_set(det.label_set_identity())?;
+    let ls = std::fs::canonicalize(det.labelset.path())?;
+    store.set_meta("labelset_path", &ls.display().to_string())?;
+    Ok(store)
+}
