@@ -6,6 +6,7 @@ pub mod crawl;
 pub mod crawl_progress;
 pub mod demo;
 pub mod labels;
+pub mod metrics_http;
 pub mod pipeline;
 pub mod report;
 pub mod review;
