@@ -181,6 +181,9 @@ pub struct CrawlReport {
 enum RobotsSlot {
     Fetching,
     Ready(Arc<RobotsState>, Instant),
+    /// The SSRF guard refused the host's address (e.g. a link to a private IP, or a name
+    /// resolving to one): its URLs are finished without a request.
+    Refused,
 }
 
 struct Done {
@@ -189,8 +192,18 @@ struct Done {
 }
 
 enum DoneKind {
-    Robots { state: RobotsState, outcome: Outcome, crawl_delay_token: Option<f64> },
-    Page { entry: FrontierEntry, result: Result<FetchResponse, FetchError>, fetch_time: i64 },
+    Robots {
+        state: RobotsState,
+        outcome: Outcome,
+        crawl_delay_token: Option<f64>,
+        /// The SSRF guard refused the host's address: nothing there may be fetched.
+        refused: bool,
+    },
+    Page {
+        entry: FrontierEntry,
+        result: Result<FetchResponse, FetchError>,
+        fetch_time: i64,
+    },
 }
 
 /// Where a crawl's output goes and how it is watched and stopped.
@@ -276,6 +289,15 @@ pub async fn crawl(
             if in_flight >= cfg.max_in_flight || pages_started >= cfg.max_pages {
                 break;
             }
+            if matches!(robots.get(host), Some(RobotsSlot::Refused)) {
+                // Nothing is sent: drain the host's queue without politeness waits.
+                if let Some(entry) = store.frontier_pop(host)? {
+                    counters.event("error_refused_address");
+                    store.frontier_finish(&entry.url, &[])?;
+                    started_any = true;
+                }
+                continue;
+            }
             let st = hosts.entry(host.clone()).or_insert_with(|| HostState::new(now));
             if !st.is_due(now, &cfg.polite) {
                 if st.in_flight < cfg.polite.per_host_concurrency.max(1) {
@@ -286,7 +308,7 @@ pub async fn crawl(
             // robots.txt first, once per host (and again after it expires).
             let robots_state = match robots.get(host) {
                 Some(RobotsSlot::Ready(r, exp)) if *exp > now => Some(r.clone()),
-                Some(RobotsSlot::Fetching) => continue,
+                Some(RobotsSlot::Fetching) | Some(RobotsSlot::Refused) => continue,
                 _ => None,
             };
             let Some(robots_state) = robots_state else {
@@ -346,14 +368,24 @@ pub async fn crawl(
             idle_since = None;
             continue;
         }
-        if in_flight == 0 && queued.is_empty() {
-            // Nothing queued and nothing fetching. Pages still in detection hold in-flight
-            // tickets in the store and may add links: stop only when none is left (or after
-            // `idle_grace` without progress, should a consumer never complete a ticket).
+        // Hosts resting for long (robots.txt unavailable until its retry, or parked after
+        // repeated failures) keep their URLs queued for a later run; they alone do not keep
+        // the crawl going.
+        let resting = |(host, _): &(String, u32)| {
+            hosts.get(host).is_some_and(|st| st.is_parked(now))
+                || matches!(robots.get(host), Some(RobotsSlot::Ready(r, exp))
+                    if *exp > now && matches!(**r, RobotsState::DisallowAll))
+        };
+        if in_flight == 0 && queued.iter().all(resting) {
+            // Nothing fetchable queued and nothing fetching. Pages still in detection hold
+            // in-flight tickets in the store and may add links: stop only when none is left
+            // (or after `idle_grace` without progress, should a consumer never complete a
+            // ticket).
             let since = *idle_since.get_or_insert(now);
             let (_, tickets) = store.frontier_counts()?;
             if tickets == 0 || now.duration_since(since) >= cfg.idle_grace {
-                stopped_by = "frontier_exhausted".to_string();
+                stopped_by = if queued.is_empty() { "frontier_exhausted" } else { "only_resting_hosts_left" }
+                    .to_string();
                 break;
             }
             last_refresh = None;
@@ -461,13 +493,14 @@ async fn fetch_robots(f: &Fetcher, url: &str, token: &str, rec: Option<&dyn Fetc
                 let body = &resp.body[..resp.body.len().min(MAX_ROBOTS_BYTES)];
                 let state = RobotsState::from_status(resp.status, body);
                 let crawl_delay_token = state.crawl_delay(token);
-                return DoneKind::Robots { state, outcome, crawl_delay_token };
+                return DoneKind::Robots { state, outcome, crawl_delay_token, refused: false };
             }
-            Err(_) => {
+            Err(e) => {
                 return DoneKind::Robots {
                     state: RobotsState::unreachable(),
                     outcome: Outcome::Failed,
                     crawl_delay_token: None,
+                    refused: e.kind == FetchErrorKind::Refused,
                 }
             }
         }
@@ -477,6 +510,7 @@ async fn fetch_robots(f: &Fetcher, url: &str, token: &str, rec: Option<&dyn Fetc
         state: RobotsState::AllowAll,
         outcome: Outcome::Ok { elapsed: Duration::ZERO },
         crawl_delay_token: None,
+        refused: false,
     }
 }
 
@@ -506,15 +540,22 @@ fn handle_done(
     let now = Instant::now();
     let st = hosts.entry(done.host.clone()).or_insert_with(|| HostState::new(now));
     match done.kind {
-        DoneKind::Robots { state, outcome, crawl_delay_token } => {
-            let backoff = st.on_finish(now, outcome, &cfg.polite);
-            if backoff.is_some() {
-                counters.event("robots_backoff");
-            }
+        DoneKind::Robots { refused: true, .. } => {
+            // No request left the crawler: no politeness wait, no retry.
+            st.in_flight = st.in_flight.saturating_sub(1);
+            counters.event("robots_refused_address");
+            robots.insert(done.host, RobotsSlot::Refused);
+        }
+        DoneKind::Robots { state, outcome, crawl_delay_token, refused: false } => {
+            // Crawl-delay first, so that it already spaces the request after robots.txt.
             st.crawl_delay =
                 crawl_delay_token.filter(|d| d.is_finite() && *d > 0.0).map(Duration::from_secs_f64);
             if st.crawl_delay.is_some() {
                 counters.event("crawl_delay_honored");
+            }
+            let backoff = st.on_finish(now, outcome, &cfg.polite);
+            if backoff.is_some() {
+                counters.event("robots_backoff");
             }
             let ttl = match state {
                 RobotsState::DisallowAll => {

@@ -1,0 +1,387 @@
+//! The crawler against hostile servers (issue: crawler, "Must show"): `ditto crawl` runs as a
+//! subprocess against the loopback [`hostile_web`]; for each hostile resource we assert what
+//! the crawler did, from the server's own request log (arrival times, in-flight counts) and
+//! from the crawl's statistics JSON. Plus an SSRF test: links to private, loopback and
+//! link-local addresses are refused before any connection is made.
+//!
+//! Loopback only: every host the crawler may fetch is mapped with `--resolve` to the test web
+//! on 127.0.0.1, and the scope admits only those hosts (the SSRF test admits any host, but
+//! links only to addresses the guard refuses before connecting; see there).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use common::*;
+use ditto::testweb::{
+    hostile_seeds, hostile_web, RequestLog, RequestRecord, Resource, Site, TestWeb, WebSpec, HOSTILE_HOSTS,
+};
+
+const UA: &str = "ditto-test/0.1 (+http://hostile.test/contact)";
+const MIN_DELAY_MS: u64 = 200;
+
+/// What one crawl run produced.
+struct Crawled {
+    stats: serde_json::Value,
+    stderr: String,
+    elapsed: Duration,
+}
+
+impl Crawled {
+    fn event(&self, name: &str) -> u64 {
+        self.stats["crawl"]["events"][name].as_u64().unwrap_or(0)
+    }
+    fn rejected(&self, name: &str) -> u64 {
+        self.stats["crawl"]["links_rejected"][name].as_u64().unwrap_or(0)
+    }
+}
+
+/// Runs `ditto crawl` with `args` (plus --stats-json and --progress none) and waits at most
+/// `limit`; a run past it is killed and the test fails.
+fn crawl(dir: &Path, args: &[String], limit: Duration) -> Crawled {
+    let stats_path = dir.join("stats.json");
+    let stderr_path = dir.join("crawl.stderr");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ditto"));
+    cmd.arg("crawl")
+        .args(args)
+        .args(["--progress", "none", "--stats-json", stats_path.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap());
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("starting ditto crawl");
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "ditto crawl still running after {limit:?}: {}",
+                std::fs::read_to_string(&stderr_path).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let elapsed = start.elapsed();
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    assert!(status.success(), "ditto crawl failed ({status}): {stderr}");
+    let stats: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&stats_path).expect("stats JSON written")).unwrap();
+    Crawled { stats, stderr, elapsed }
+}
+
+/// URLs of the pages a store holds.
+fn stored_urls(db: &Path) -> Vec<String> {
+    let store = store::Store::open(db).unwrap();
+    let mut urls: Vec<String> = store.pages().map(|p| p.unwrap().url).collect();
+    urls.sort();
+    urls
+}
+
+fn paths(log: &RequestLog, host: &str) -> Vec<String> {
+    log.paths_for(host)
+}
+
+fn count(log: &RequestLog, host: &str, path: &str) -> usize {
+    log.paths_for(host).iter().filter(|p| *p == path).count()
+}
+
+/// Requests to `path` on `host`, in arrival order.
+fn hits(log: &RequestLog, host: &str, path: &str) -> Vec<RequestRecord> {
+    log.requests_for(host).into_iter().filter(|r| r.path == path).collect()
+}
+
+/// For each request to `path` on `host` but the last: the gap between its arrival and the
+/// arrival of the host's very next request (to any path).
+fn gaps_after(log: &RequestLog, host: &str, path: &str) -> Vec<Duration> {
+    let all = log.requests_for(host);
+    all.windows(2).filter(|w| w[0].path == path).map(|w| w[1].at.duration_since(w[0].at)).collect()
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.2}s", d.as_secs_f64())
+}
+
+#[test]
+fn hostile_servers_are_handled_politely_and_safely() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let web = TestWeb::start_blocking(hostile_web()).unwrap();
+    let log = web.log.clone();
+    let db = tmp.path().join("hostile.db");
+    let warcs = tmp.path().join("warcs");
+
+    let mut args: Vec<String> = vec![
+        "--store".into(),
+        db.to_str().unwrap().into(),
+        "--labelset".into(),
+        labelset.to_str().unwrap().into(),
+        "--user-agent".into(),
+        UA.into(),
+        "--min-delay-ms".into(),
+        MIN_DELAY_MS.to_string(),
+        "--timeout".into(),
+        "5".into(),
+        "--max-body-bytes".into(),
+        "2000000".into(),
+        "--warc-dir".into(),
+        warcs.to_str().unwrap().into(),
+        // Only the hostile hosts are in scope (every one is mapped to loopback below).
+        "--scope".into(),
+        "seeds".into(),
+        "--threads".into(),
+        "2".into(),
+    ];
+    for seed in hostile_seeds() {
+        args.extend(["--seed".into(), seed]);
+    }
+    for host in HOSTILE_HOSTS {
+        args.extend(["--resolve".into(), web.resolve_arg(host)]);
+        args.extend(["--allow-host".into(), host.to_string()]);
+    }
+    let run = crawl(tmp.path(), &args, Duration::from_secs(240));
+    let c = &run;
+    eprintln!("crawl took {}; stderr:\n{}", secs(c.elapsed), c.stderr);
+    eprintln!("events: {}", c.stats["crawl"]["events"]);
+    eprintln!("links rejected: {}", c.stats["crawl"]["links_rejected"]);
+    for host in HOSTILE_HOSTS {
+        eprintln!("{host}: {:?}", paths(&log, host));
+    }
+    let stored = stored_urls(&db);
+    eprintln!("stored: {stored:?}");
+    let is_stored = |url: &str| stored.iter().any(|u| u == url);
+    let h = "hostile.test";
+
+    // Every request came from us, to a hostile host, with our User-Agent.
+    for r in log.all() {
+        assert!(HOSTILE_HOSTS.contains(&r.host.as_str()), "request to an unknown host: {r:?}");
+        assert_eq!(r.user_agent.as_deref(), Some(UA));
+    }
+
+    // robots.txt: fetched once per host; /forbidden/ never requested.
+    for host in HOSTILE_HOSTS {
+        assert_eq!(
+            count(&log, host, "/robots.txt"),
+            1,
+            "{host}: robots.txt fetches: {:?}",
+            paths(&log, host)
+        );
+    }
+    assert_eq!(count(&log, h, "/forbidden/secret.html"), 0);
+    assert!(c.event("robots_disallowed") >= 1, "robots_disallowed not counted");
+    assert!(!is_stored("http://hostile.test/forbidden/secret.html"));
+
+    // robots-error.test: robots.txt answers 503 → nothing else requested there.
+    assert_eq!(paths(&log, "robots-error.test"), vec!["/robots.txt".to_string()]);
+    assert!(c.event("robots_unavailable_disallow_all") >= 1);
+    // no-robots.test: 404 = allow all.
+    assert!(is_stored("http://no-robots.test/") && is_stored("http://no-robots.test/page.html"));
+
+    // A plain page and a plain redirect: fetched once, stored once.
+    assert_eq!(count(&log, h, "/ok.html"), 1);
+    assert_eq!(count(&log, h, "/redirect"), 1);
+    assert!(is_stored("http://hostile.test/ok.html") && is_stored("http://hostile.test/"));
+    // 404: recorded, not retried.
+    assert_eq!(count(&log, h, "/missing.html"), 1);
+    assert!(c.event("http_404") >= 1);
+
+    // 429 + Retry-After: 2 (seconds): the retry (and every request to the host) waits ≥ 2 s.
+    let rs = hits(&log, h, "/retry-seconds");
+    assert_eq!(rs.len(), 2, "429 then 200");
+    let retry_wait = rs[1].at.duration_since(rs[0].at);
+    let next_wait = gaps_after(&log, h, "/retry-seconds")[0];
+    eprintln!(
+        "Retry-After 2: retried after {}, next request to the host after {}",
+        secs(retry_wait),
+        secs(next_wait)
+    );
+    assert!(retry_wait >= Duration::from_secs(2) && next_wait >= Duration::from_secs(2));
+    assert!(is_stored("http://hostile.test/retry-seconds"));
+
+    // 429 + Retry-After as an HTTP date ~3 s ahead (whole seconds): the retry arrives no
+    // earlier than that date, on the server's wall clock.
+    let rd = hits(&log, h, "/retry-date");
+    assert_eq!(rd.len(), 2, "429 then 200");
+    let first = rd[0].time.duration_since(UNIX_EPOCH).unwrap();
+    // The server formats now + 3 s when it answers (≥ the arrival), truncated to seconds.
+    let date_floor = Duration::from_secs((first + Duration::from_secs(3)).as_secs());
+    let retried = rd[1].time.duration_since(UNIX_EPOCH).unwrap();
+    eprintln!(
+        "Retry-After date: first request at {:.2}, date ≥ {:.0}, retried at {:.2} ({} later)",
+        first.as_secs_f64(),
+        date_floor.as_secs_f64(),
+        retried.as_secs_f64(),
+        secs(rd[1].at.duration_since(rd[0].at))
+    );
+    assert!(retried >= date_floor, "retried before the Retry-After date");
+    let next_wait = gaps_after(&log, h, "/retry-date")[0];
+    assert!(SystemTime::UNIX_EPOCH + first + next_wait >= SystemTime::UNIX_EPOCH + date_floor);
+    assert!(is_stored("http://hostile.test/retry-date"));
+    assert!(c.event("backoff_retry_after") >= 2 && c.event("http_429") >= 2);
+
+    // 503 without Retry-After, twice: exponential backoff (base 2 s, ±25 % jitter) before the
+    // host's next request each time, then the page.
+    let un = hits(&log, h, "/unavailable");
+    assert_eq!(un.len(), 3, "503, 503, 200");
+    let waits = gaps_after(&log, h, "/unavailable");
+    eprintln!(
+        "503 backoff: next request to the host after {:?}; /unavailable retried after {}, {}",
+        waits.iter().map(|d| secs(*d)).collect::<Vec<_>>(),
+        secs(un[1].at.duration_since(un[0].at)),
+        secs(un[2].at.duration_since(un[1].at))
+    );
+    for w in &waits[..2] {
+        assert!(*w >= Duration::from_millis(1500), "backoff after a 503 too short: {w:?}");
+    }
+    assert!(c.event("backoff_exponential") >= 2 && c.event("http_503") >= 2);
+    assert!(is_stored("http://hostile.test/unavailable"));
+
+    // Endless body and gzip bomb: cut at the body cap, not stored, the crawl went on.
+    assert_eq!(count(&log, h, "/endless"), 1);
+    assert_eq!(count(&log, h, "/bomb"), 1);
+    assert!(c.event("body_truncated") >= 2, "body_truncated: {}", c.event("body_truncated"));
+    assert!(!is_stored("http://hostile.test/endless") && !is_stored("http://hostile.test/bomb"));
+
+    // Slow drip (256 B/s of 64 KiB): gives up at the 5 s timeout (retried at most once).
+    let drips = count(&log, h, "/drip");
+    assert!((1..=2).contains(&drips), "drip requests: {drips}");
+    assert!(c.event("error_timeout") >= 1);
+    assert!(!is_stored("http://hostile.test/drip"));
+
+    // Redirect loop: each side requested at most once.
+    assert!(count(&log, h, "/loop/a") <= 1 && count(&log, h, "/loop/b") <= 1);
+    assert_eq!(count(&log, h, "/loop/a"), 1, "the loop's entry was linked");
+
+    // Huge headers: a clean fetch error, no crash, not stored.
+    assert_eq!(count(&log, h, "/huge-headers"), 1);
+    assert!(c.event("error_protocol") + c.event("error_body") >= 1);
+    assert!(!is_stored("http://hostile.test/huge-headers"));
+
+    // Wrong charsets: decoded without a crash and stored.
+    assert!(is_stored("http://hostile.test/charset/cp1252") && is_stored("http://hostile.test/charset/sjis"));
+
+    // Non-HTML: fetched, not stored as pages.
+    assert_eq!(count(&log, h, "/image.png"), 1);
+    assert_eq!(count(&log, h, "/doc.pdf"), 1);
+    assert!(!is_stored("http://hostile.test/image.png") && !is_stored("http://hostile.test/doc.pdf"));
+    assert!(c.event("skipped_not_text") >= 2);
+
+    // delay.test: Crawl-delay 1 → ≥ 1 s between any two of its requests (robots.txt too).
+    let delay_gap = log.min_gap("delay.test").unwrap();
+    eprintln!("delay.test: {} requests, smallest gap {}", log.count_for("delay.test"), secs(delay_gap));
+    assert_eq!(log.count_for("delay.test"), 7, "robots.txt, / and 5 pages");
+    assert_eq!(log.gaps_below("delay.test", Duration::from_secs(1)), 0);
+    assert!(c.event("crawl_delay_honored") >= 1);
+    // slow.test: all 4 pages, one at a time.
+    assert_eq!(log.count_for("slow.test"), 5);
+
+    // Politeness over every host, from the server's own clock: no two requests to one host
+    // closer than the configured minimum delay, never two in flight at once.
+    let mut min_gaps = BTreeMap::new();
+    for host in HOSTILE_HOSTS {
+        min_gaps.insert(*host, log.min_gap(host).map(secs));
+        assert_eq!(log.max_in_flight(host), 1, "{host}: more than one request in flight");
+    }
+    let violations = log.total_gaps_below(Duration::from_millis(MIN_DELAY_MS));
+    eprintln!("smallest gap per host: {min_gaps:?}; {violations} gaps below {MIN_DELAY_MS} ms");
+    assert_eq!(violations, 0);
+
+    // Every fetch went to the WARC output.
+    let warc_files: Vec<_> = std::fs::read_dir(&warcs).unwrap().flatten().collect();
+    assert!(warc_files.iter().any(|e| e.file_name().to_string_lossy().ends_with(".warc.gz")));
+    assert_eq!(c.stats["crawl"]["requests"].as_u64().unwrap() as usize, log.count(), "requests counted");
+}
+
+/// SSRF: a page links to private, loopback and link-local addresses and to `localhost`
+/// (which resolves to loopback but is not in the resolve map). The crawl must refuse every one.
+///
+/// No packet can leave loopback even if the guard had a bug: the test first checks, without
+/// any I/O, that the guard classifies every target as non-public, and IP literals are refused
+/// by the fetcher before a connection is attempted; `localhost` resolves to loopback only.
+#[test]
+fn ssrf_guard_refuses_private_loopback_and_link_local_addresses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    // A second loopback server that must never be reached by name "localhost".
+    let bait = TestWeb::start_blocking(
+        WebSpec::default()
+            .host("localhost", Site::default().page("/", Resource::text("you should not be here"))),
+    )
+    .unwrap();
+    let targets = [
+        "http://10.1.2.3/x".to_string(),
+        "http://192.168.1.1/".to_string(),
+        "http://[::1]:1/".to_string(),
+        format!("http://localhost:{}/", bait.addr.port()),
+        "http://169.254.169.254/latest".to_string(),
+    ];
+    // Precondition, pure: the guard's classification of every literal target.
+    for ip in ["10.1.2.3", "192.168.1.1", "::1", "127.0.0.1", "169.254.169.254"] {
+        assert!(crawler::fetch::is_non_public(ip.parse().unwrap()), "{ip} must be non-public");
+    }
+    let mut body = String::from("<!DOCTYPE html><html><head><title>SSRF bait</title></head><body><ul>");
+    for t in &targets {
+        body.push_str(&format!("<li><a href=\"{t}\">{t}</a></li>"));
+    }
+    body.push_str("<li><a href=\"/fine.html\">a fine page</a></li></ul></body></html>");
+    let spec = WebSpec::default().host(
+        "ssrf.test",
+        Site::with_robots("User-agent: *\nDisallow:\n")
+            .page("/", Resource::html(body))
+            .page("/fine.html", Resource::html("<html><body><p>Fine.</p></body></html>")),
+    );
+    let web = TestWeb::start_blocking(spec).unwrap();
+    let db = tmp.path().join("ssrf.db");
+    let args: Vec<String> = [
+        "--store",
+        db.to_str().unwrap(),
+        "--labelset",
+        labelset.to_str().unwrap(),
+        "--user-agent",
+        UA,
+        "--seed",
+        "http://ssrf.test/",
+        "--resolve",
+        &web.resolve_arg("ssrf.test"),
+        "--scope",
+        "any",
+        "--min-delay-ms",
+        "50",
+        "--timeout",
+        "5",
+        "--threads",
+        "1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let c = crawl(tmp.path(), &args, Duration::from_secs(120));
+    eprintln!("events: {}", c.stats["crawl"]["events"]);
+    eprintln!("links rejected: {}", c.stats["crawl"]["links_rejected"]);
+    // The page and its fine link were crawled…
+    assert_eq!(
+        web.log.paths_for("ssrf.test"),
+        vec!["/robots.txt".to_string(), "/".to_string(), "/fine.html".to_string()]
+    );
+    // …and every bad target refused: by the fetcher's guard (counted) or before fetching.
+    let refused = c.event("error_refused_address");
+    let rejected: u64 = c.stats["crawl"]["links_rejected"]
+        .as_object()
+        .map(|m| m.values().filter_map(|v| v.as_u64()).sum())
+        .unwrap_or(0);
+    eprintln!("{refused} refused by the guard, {rejected} links rejected before fetching");
+    assert!(refused + rejected >= targets.len() as u64, "not all {} targets refused", targets.len());
+    assert!(refused >= 1, "the guard refused nothing");
+    // The only requests were to ssrf.test; the bait server saw nothing.
+    assert_eq!(web.log.count(), 3);
+    assert_eq!(bait.log.count(), 0, "localhost was contacted: {:?}", bait.log.all());
+    // Nothing but the two pages stored.
+    assert_eq!(
+        stored_urls(&db),
+        vec!["http://ssrf.test/".to_string(), "http://ssrf.test/fine.html".to_string()]
+    );
+}
