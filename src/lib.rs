@@ -8,6 +8,7 @@ pub mod demo;
 pub mod labels;
 pub mod metrics_http;
 pub mod pipeline;
+pub mod replicas;
 pub mod report;
 pub mod review;
 pub mod source;

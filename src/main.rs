@@ -61,6 +61,8 @@ enum Command {
     /// Crawl the web politely with detection inside the crawl (resumable: run the same
     /// command again after ^C or a crash).
     Crawl(Box<CrawlArgs>),
+    /// Clusters of exact and near replicas among a store's pages (SimHash + shingle overlap).
+    Replicas(ditto::replicas::ReplicasArgs),
     /// Serve a review web page (loopback) to check suspicious neighborhoods and label them.
     Review(ditto::review::ReviewArgs),
     /// Export or import review labels as JSON Lines.
@@ -310,6 +312,7 @@ fn main() -> ExitCode {
         Command::Report(a) => report_cmd(a),
         Command::Stats(a) => stats(a),
         Command::Crawl(a) => crawl_cmd(*a),
+        Command::Replicas(a) => ditto::replicas::run(a),
         Command::Review(a) => ditto::review::run(a),
         Command::Labels(c) => ditto::review::labels_cmd(c),
         Command::Demo { out, serve: None } => ditto::demo::run_demo(&out, false).map(|_| ()),

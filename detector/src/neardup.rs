@@ -104,8 +104,9 @@ struct Table {
 impl Table {
     fn build(perm: Permutation, sorted_fps: &[u64]) -> Table {
         let n = sorted_fps.len().max(1);
-        // Directory of about n slots, never finer than the exactly matched bits.
-        let p = (usize::BITS - n.leading_zeros()).clamp(1, 28).min(perm.key_bits.max(1));
+        // Directory of about n/4 slots (4 keys a slot on average), never finer than the
+        // exactly matched bits.
+        let p = (usize::BITS - n.leading_zeros()).saturating_sub(2).clamp(1, 28).min(perm.key_bits.max(1));
         let mut keys: Vec<u64> = sorted_fps.iter().map(|&x| perm.apply(x)).collect();
         keys.sort_unstable();
         let slots = 1usize << p;
@@ -198,8 +199,8 @@ impl NearDupIndex {
     }
 
     fn rebuild(&mut self) {
-        let mut items: Vec<(u64, u32)> = self.fps.iter().copied().zip(self.ids.iter().copied()).collect();
-        items.append(&mut self.pending);
+        let mut items: Vec<(u64, u32)> = std::mem::take(&mut self.pending);
+        items.extend(self.fps.iter().copied().zip(self.ids.iter().copied()));
         items.sort_unstable();
         self.fps = items.iter().map(|x| x.0).collect();
         self.ids = items.iter().map(|x| x.1).collect();

@@ -44,6 +44,34 @@ use crate::neardup::{IndexConfig, NearDupIndex};
 use crate::shingles::jaccard;
 use crate::simhash::{hamming, set_simhash};
 
+/// Multiplicative hasher for keys that are already hashes (shingles, indices): SipHash
+/// would dominate the analysis time.
+#[derive(Default, Clone, Copy)]
+struct MulHasher(u64);
+
+impl std::hash::Hasher for MulHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64);
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0 ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<MulHasher>>;
+type FastSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<MulHasher>>;
+
 /// Settings of the replica analysis (defaults documented on each field).
 #[derive(Debug, Clone, PartialEq)]
 pub struct OverlapConfig {
@@ -211,7 +239,7 @@ pub fn host_templates(sets: &[&[u32]], min_pages: usize, fraction: f64) -> Vec<u
         return Vec::new();
     }
     let need = min_pages.max(ceil_eps(fraction * n as f64)).max(2);
-    let mut df: HashMap<u32, usize> = HashMap::new();
+    let mut df: FastMap<u32, usize> = FastMap::default();
     for s in sets {
         for &x in *s {
             *df.entry(x).or_default() += 1;
@@ -306,22 +334,22 @@ pub fn find_replicas(docs: &[DocInput], cfg: &OverlapConfig) -> Replicas {
 
     // Step 3: candidates by prefix-filtered inverted index (+ SimHash tables).
     let t = cfg.threshold.clamp(0.0, 1.0);
-    let mut df: HashMap<u32, u32> = HashMap::new();
+    let mut df: FastMap<u32, u32> = FastMap::default();
     for f in features.values() {
         for &x in f {
             *df.entry(x).or_default() += 1;
         }
     }
-    let mut postings: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut postings: FastMap<u32, Vec<usize>> = FastMap::default();
     for &c in &centers {
         let f = &features[&c];
-        let mut ordered: Vec<u32> = f.clone();
-        ordered.sort_unstable_by_key(|x| (df.get(x).copied().unwrap_or(0), *x));
-        for &x in &ordered[..prefix_len(f.len(), t)] {
+        let mut ordered: Vec<(u32, u32)> = f.iter().map(|x| (df.get(x).copied().unwrap_or(0), *x)).collect();
+        ordered.sort_unstable();
+        for &(_, x) in &ordered[..prefix_len(f.len(), t)] {
             postings.entry(x).or_default().push(c);
         }
     }
-    let mut candidates: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
+    let mut candidates: FastSet<(usize, usize)> = FastSet::default();
     for list in postings.values() {
         if list.len() > cfg.max_postings {
             stats.heavy_fingerprints_capped += 1;
@@ -370,7 +398,7 @@ pub fn find_replicas(docs: &[DocInput], cfg: &OverlapConfig) -> Replicas {
             near.push((a, b, jaccard(fa, fb), shared));
         }
     }
-    near.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+    near.sort_by_key(|x| (x.0, x.1));
     stats.near_pairs = near.len();
     for &(a, b, j, shared) in &near {
         for &x in &groups[&a] {

@@ -1,0 +1,147 @@
+//! `ditto replicas` on ../shared/data/reuse, scored against its truth.tsv as
+//! ../shared/research/peer-dedup.md scores the peers: exact + near pairs are positives, a
+//! predicted pair the truth calls `partial` counts neither as TP nor FP. The datasketch
+//! MinHashLSH peer (scripts/peer_minhash.py) runs in the same test when Python can set up
+//! its virtual environment; it is printed beside ditto, not asserted on.
+
+mod common;
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use common::{run_ok, shared_data, wikipedia_labelset};
+
+/// Measured 2026-11-23: P 1.000, R 0.997, F1 0.9985 (BENCHMARKS.md). The floor leaves room
+/// for cleaner changes, and stays above the MinHashLSH peer's 0.957.
+const F1_FLOOR: f64 = 0.99;
+const PRECISION_FLOOR: f64 = 0.995;
+
+struct Score {
+    pred: usize,
+    tp: usize,
+    fp: usize,
+    part: usize,
+    p: f64,
+    r: f64,
+    f1: f64,
+    r_exact: f64,
+    r_near: f64,
+}
+
+fn score(pred: &HashSet<(String, String)>, truth: &HashMap<(String, String), String>) -> Score {
+    let positive = |k: &str| k == "exact" || k == "near";
+    let pos = truth.values().filter(|k| positive(k)).count();
+    let tp = pred.iter().filter(|p| truth.get(*p).is_some_and(|k| positive(k))).count();
+    let part = pred.iter().filter(|p| truth.get(*p).is_some_and(|k| k == "partial")).count();
+    let fp = pred.len() - tp - part;
+    let p = if tp + fp > 0 { tp as f64 / (tp + fp) as f64 } else { 0.0 };
+    let r = tp as f64 / pos as f64;
+    let f1 = if p + r > 0.0 { 2.0 * p * r / (p + r) } else { 0.0 };
+    let rk = |kind: &str| {
+        let want: Vec<_> = truth.iter().filter(|(_, k)| *k == kind).map(|(p, _)| p).collect();
+        want.iter().filter(|p| pred.contains(**p)).count() as f64 / want.len().max(1) as f64
+    };
+    Score { pred: pred.len(), tp, fp, part, p, r, f1, r_exact: rk("exact"), r_near: rk("near") }
+}
+
+fn print(name: &str, s: &Score, secs: f64) {
+    println!(
+        "{name:<36} pred {:>5} TP {:>5} FP {:>3} part {:>3}  P {:.3} R {:.3} F1 {:.4}  R-ex {:.3} R-near {:.3}  {secs:.1}s",
+        s.pred, s.tp, s.fp, s.part, s.p, s.r, s.f1, s.r_exact, s.r_near
+    );
+}
+
+#[test]
+fn replicas_on_reuse_beat_minhash_lsh() {
+    let data = shared_data().join("reuse");
+    let tmp = tempfile::tempdir().unwrap();
+    let labels = wikipedia_labelset(tmp.path());
+    let store = tmp.path().join("reuse.db");
+    let (store_s, labels_s) = (store.to_str().unwrap(), labels.to_str().unwrap());
+    let t = Instant::now();
+    run_ok(&[
+        "scan",
+        "--store",
+        store_s,
+        "--labelset",
+        labels_s,
+        "--url-prefix",
+        "http://",
+        "--progress",
+        "none",
+        data.join("site").to_str().unwrap(),
+    ]);
+    let scan_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let out = run_ok(&["replicas", "--store", store_s, "--format", "jsonl"]);
+    let replicas_s = t.elapsed().as_secs_f64();
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+
+    let mut truth = HashMap::new();
+    let text = std::fs::read_to_string(data.join("truth.tsv")).unwrap();
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        truth.insert((f[0].to_string(), f[1].to_string()), f[2].to_string());
+    }
+    let mut pred = HashSet::new();
+    let mut by_kind: HashMap<String, usize> = HashMap::new();
+    let mut clusters = 0;
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let c: serde_json::Value = serde_json::from_str(line).unwrap();
+        clusters += 1;
+        assert_eq!(c["members"][0]["kind"], "representative");
+        assert_eq!(c["size"].as_u64().unwrap() as usize, c["members"].as_array().unwrap().len());
+        for p in c["pairs"].as_array().unwrap() {
+            let (a, b) = (p["a"].as_str().unwrap().to_string(), p["b"].as_str().unwrap().to_string());
+            let kind = p["kind"].as_str().unwrap().to_string();
+            if kind == "near" {
+                assert!(p["jaccard"].as_f64().unwrap() >= 0.8);
+            }
+            *by_kind.entry(kind).or_default() += 1;
+            pred.insert(if a < b { (a, b) } else { (b, a) });
+        }
+    }
+    let s = score(&pred, &truth);
+    println!("\nreuse: {} clusters, pairs by kind {by_kind:?}", clusters);
+    println!("scan {scan_s:.1}s (all stages), replicas {replicas_s:.1}s");
+    print("ditto replicas (J>=0.8, templates out)", &s, replicas_s);
+
+    // The peer, same pages, same run.
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/peer_minhash.py");
+    let t = Instant::now();
+    match std::process::Command::new("python3")
+        .arg(&script)
+        .args(["--data", data.to_str().unwrap(), "--json"])
+        .output()
+    {
+        Ok(o) if o.status.success() => {
+            let line = String::from_utf8_lossy(&o.stdout);
+            match serde_json::from_str::<serde_json::Value>(line.trim().lines().last().unwrap_or("")) {
+                Ok(v) => println!(
+                    "{:<36} pred {:>5} TP {:>5} FP {:>3} part {:>3}  P {:.3} R {:.3} F1 {:.4}  R-ex {:.3} R-near {:.3}  {:.1}s (+{:.1}s text extraction, {:.0} MB)",
+                    "datasketch MinHashLSH (0.8, 128)",
+                    v["pred"], v["tp"], v["fp"], v["part"],
+                    v["precision"].as_f64().unwrap_or(0.0),
+                    v["recall"].as_f64().unwrap_or(0.0),
+                    v["f1"].as_f64().unwrap_or(0.0),
+                    v["recall_exact"].as_f64().unwrap_or(0.0),
+                    v["recall_near"].as_f64().unwrap_or(0.0),
+                    v["seconds"].as_f64().unwrap_or(0.0),
+                    v["extract_seconds"].as_f64().unwrap_or(0.0),
+                    v["peak_rss_mb"].as_f64().unwrap_or(0.0),
+                ),
+                Err(e) => println!("peer output unreadable ({e}): {line}"),
+            }
+        }
+        Ok(o) => println!(
+            "peer baseline not run (scripts/peer_minhash.py failed after {:.0}s): {}",
+            t.elapsed().as_secs_f64(),
+            String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("")
+        ),
+        Err(e) => println!("peer baseline not run (python3: {e})"),
+    }
+
+    assert_eq!(s.r_exact, 1.0, "every exact pair (bytes or visible text) must be found");
+    assert!(s.p >= PRECISION_FLOOR, "precision {:.4} below {PRECISION_FLOOR}", s.p);
+    assert!(s.f1 >= F1_FLOOR, "F1 {:.4} below {F1_FLOOR}", s.f1);
+}
