@@ -83,6 +83,7 @@ impl FetchRecorder for WarcRecorder {
             http_version: resp.http_version.clone(),
             response_headers: resp.headers.clone(),
             body: resp.body.clone(),
+            truncated: resp.truncated,
         };
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         match w.write_fetch(&rec) {
@@ -175,6 +176,7 @@ pub fn run(
         progress: ProgressMode::None,
         extract_links: true,
         progress_total_bytes: 0,
+        durable_batches: true,
     };
     let report_slot: Arc<Mutex<Option<CrawlReport>>> = Arc::new(Mutex::new(None));
     let progress = crate::crawl_progress::CrawlProgress::start(s.progress, counters.clone());

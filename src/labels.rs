@@ -208,6 +208,7 @@ pub fn load_for_scan(
             evidence_per_page: 3,
             passage_chars: 300,
             links: None,
+            keep_text: true,
         },
     })
 }

@@ -78,6 +78,9 @@ pub struct FetchRecord {
     pub response_headers: Vec<(String, String)>,
     /// The body after transfer and content decoding.
     pub body: Vec<u8>,
+    /// The body was cut at the crawler's size cap: the record gets `WARC-Truncated: length`
+    /// (WARC 1.1 §5.13), so readers know it is not the whole resource.
+    pub truncated: bool,
 }
 
 /// Where a record was written: file name (no directory), offset of its gzip member in
@@ -204,6 +207,9 @@ impl WarcWriter {
         fields.push(("WARC-Block-Digest", sha1_base32(&block)));
         // The payload is the entity body (WARC 1.1 §5.9), here the decoded body we store.
         fields.push(("WARC-Payload-Digest", sha1_base32(&rec.body)));
+        if rec.truncated {
+            fields.push(("WARC-Truncated", "length".to_string()));
+        }
         let response = gzip_member(&record_bytes(&fields, &block))?;
 
         cur.append(&request)?;
@@ -686,6 +692,7 @@ mod tests {
                 ("Bad Name".into(), "x".into()),
             ],
             body: b"hello".to_vec(),
+            truncated: false,
         };
         let block = String::from_utf8(response_block(&rec)).unwrap_or_default();
         assert_eq!(

@@ -98,6 +98,7 @@ fn fetch(i: usize, body_len: usize) -> FetchRecord {
             ("Server".into(), "test".into()),
         ],
         body,
+        truncated: false,
     }
 }
 

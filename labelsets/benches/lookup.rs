@@ -13,7 +13,11 @@ use std::time::Instant;
 use detector::{ChunkLookup, Normalization, Sha1Digest};
 use labelsets::{filter, Kind, LabelSet, LabelSetBuilder};
 
-const N: u64 = 10_000_000;
+/// Entries in the synthetic label set: `LOOKUP_N` (default 10 M; 75 M is the paper's
+/// Wikipedia scale).
+fn entries() -> u64 {
+    std::env::var("LOOKUP_N").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000)
+}
 const QUERIES: u64 = 20_000_000;
 
 fn splitmix64(mut x: u64) -> u64 {
@@ -23,7 +27,7 @@ fn splitmix64(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-/// Digest number `i`: present for i < N, absent for i ≥ 2^40.
+/// Digest number `i`: present for i < entries(), absent for i ≥ 2^40.
 fn digest(i: u64) -> Sha1Digest {
     let a = splitmix64(i.wrapping_mul(3));
     let b = splitmix64(i.wrapping_mul(3) + 1);
@@ -138,14 +142,14 @@ fn main() {
     let t = Instant::now();
     let mut b = LabelSetBuilder::new("bench", Kind::Chunks, Normalization::default(), 100, "synthetic");
     let src = b.add_source("synthetic", "");
-    for i in 0..N {
+    for i in 0..entries() {
         b.add_digest(src, digest(i)).expect("add");
     }
     let header = b.write(&path).expect("write");
     drop(b);
     let build = t.elapsed();
     let file_size = std::fs::metadata(&path).expect("stat").len();
-    println!("build + write of {N} entries: {:.2} s", build.as_secs_f64());
+    println!("build + write of {} entries: {:.2} s", entries(), build.as_secs_f64());
     println!("file size: {file_size} bytes ({:.1} MiB)", mib(file_size));
     println!(
         "filter: {} bytes ({:.1} MiB), {} bits/key, k = {}, expected false positives {:.3} %",
@@ -247,7 +251,7 @@ fn main() {
     let t = Instant::now();
     let mut found = 0u64;
     for i in 0..positives {
-        let j = splitmix64(i ^ 0xabcdef) % N;
+        let j = splitmix64(i ^ 0xabcdef) % entries();
         found += lookup.lookup(&black_box(digest(j))).is_some() as u64;
     }
     let s = t.elapsed().as_secs_f64();
@@ -263,7 +267,7 @@ fn main() {
     let mut out = Vec::with_capacity(256);
     for start in (0..positives).step_by(256) {
         for (k, d) in buf.iter_mut().enumerate() {
-            *d = digest(splitmix64((start + k as u64) ^ 0xabcdef) % N);
+            *d = digest(splitmix64((start + k as u64) ^ 0xabcdef) % entries());
         }
         lookup.lookup_many(black_box(&buf), &mut out);
         found += out.iter().filter(|o| o.is_some()).count() as u64;

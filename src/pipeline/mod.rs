@@ -76,6 +76,7 @@ pub fn run_scan(cfg: &ScanConfig, store: Arc<Store>, matcher: Matcher) -> Result
         progress: cfg.progress,
         extract_links: false,
         progress_total_bytes: total,
+        durable_batches: false,
     };
     run_pipeline(&settings, store, matcher, move |tx, skips, counters| {
         source_stage::run(plan, opts, tx, &skips, &counters)
@@ -93,6 +94,10 @@ pub struct PipelineSettings {
     pub extract_links: bool,
     /// Input size for the progress bar (0 when unknown).
     pub progress_total_bytes: u64,
+    /// Flush the store to disk after every batch. Crawls want this: a page stored but not
+    /// yet flushed when the process is killed would be fetched again on resume. (Scans redo
+    /// lost work from their inputs, so they leave flushing to sled's timer.)
+    pub durable_batches: bool,
 }
 
 /// Run the stages over what `source` sends, until it returns and everything is stored.
@@ -160,6 +165,7 @@ where
     let mut written = 0u64;
     let mut batch: Vec<PageWrite> = Vec::with_capacity(cfg.batch_size);
     let mut write_error = None;
+    let durable_batches = cfg.durable_batches;
     let flush = |batch: &mut Vec<PageWrite>, written: &mut u64| -> Result<()> {
         if batch.is_empty() {
             return Ok(());
@@ -167,6 +173,9 @@ where
         let t = Instant::now();
         let n = batch.len();
         let out = store.write_batch(batch).context("writing to the store")?;
+        if durable_batches {
+            store.flush().context("flushing the store")?;
+        }
         *written += out.written;
         skips.add(SkipReason::AlreadyStored, out.already_stored);
         counters.pages_done.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);

@@ -127,7 +127,7 @@ pub fn run(
                 }
                 c.input_bytes_done.fetch_add(pages.file_size().saturating_sub(last), Relaxed);
                 let st = pages.stats();
-                skips.add(SkipReason::TooLarge, st.warc.oversized + st.body_capped);
+                skips.add(SkipReason::TooLarge, st.warc.oversized + st.truncated);
             }
             InputKind::Dir => {
                 let mut pages = match DirSource::new(&path, opts.url_prefix.as_deref()) {

@@ -149,6 +149,8 @@ pub struct Matcher {
     pub passage_chars: usize,
     /// Crawl only: how links found on pages enter the frontier.
     pub links: Option<LinkSettings>,
+    /// Keep each page's cleaned text in the store (for evidence and later analyses).
+    pub keep_text: bool,
 }
 
 /// How a crawl orders the links it finds.
@@ -237,6 +239,7 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
         }
     }
     let fetched = p.ticket.map(|t| (t.url, t.host_key));
+    let text = m.keep_text.then_some(p.doc.blocks);
     PageWrite {
         neighborhoods,
         accumulator: NeighborhoodAccumulator::of_page(&v),
@@ -261,6 +264,7 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
         fetched,
         links,
         shingles: p.replica.shingles,
+        text,
     }
 }
 

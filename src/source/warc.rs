@@ -1300,6 +1300,8 @@ pub struct PageStats {
     pub dechunk_failed: u64,
     pub decode_failed: u64,
     pub body_capped: u64,
+    /// Page records skipped because the body was cut (by the cap, or `WARC-Truncated`).
+    pub truncated: u64,
 }
 
 /// Pages (response and resource records, any status) of one WARC file.
@@ -1364,6 +1366,13 @@ impl Iterator for WarcPages {
                     s.decode_failed += c.decode_failed as u64;
                     s.body_capped += c.body_capped as u64;
                     if let Some(p) = c.page {
+                        // A body cut by our cap, or recorded cut (`WARC-Truncated`, e.g. by
+                        // ditto's crawler at its body cap), is not the page: its hash and
+                        // chunks would be wrong. Skipped and counted, as a crawl skips it.
+                        if c.body_capped || rec.header("WARC-Truncated").is_some() {
+                            s.truncated += 1;
+                            continue;
+                        }
                         s.pages += 1;
                         return Some(Ok(p));
                     }

@@ -14,8 +14,15 @@
 //! | `m/` | meta name | format version, label-set identity |
 //! | `p/` | URL `\0` file SHA-1 (20 bytes) | [`PageRecord`] as JSON |
 //! | `n/` | neighborhood URL prefix | [`NeighborhoodAccumulator`] (32 bytes LE) |
-//! | `s/` | URL `\0` file SHA-1 (20 bytes) | the page's shingle set: sorted distinct `u32` LE, 4 bytes per shingle |
+//! | `t/` | URL `\0` file SHA-1 (as `p/`) | the page's cleaned text blocks, JSON array, deflated |
+//! | `w/` | URL `\0` file SHA-1 (20 bytes) | the page's shingle set: sorted distinct `u32` LE, 4 bytes per shingle |
 //! | `l/` | neighborhood URL prefix | review label (see [`labels`]) |
+//! | `q/` `i/` `s/` `hc/` | | the crawl frontier (see [`frontier`]) |
+//!
+//! The cleaned text is kept so that evidence can be shown in full (copied passages beside
+//! their sources, the rest greyed) and so that analyses over a finished store (blind
+//! discovery, near-replicas, quilts, origins) can re-derive chunks and shingles with the
+//! same cleaner output the scan saw.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -35,7 +42,9 @@ pub const FORMAT_VERSION: u32 = 1;
 const META: &[u8] = b"m/";
 const PAGE: &[u8] = b"p/";
 const HOOD: &[u8] = b"n/";
-const SHINGLES: &[u8] = b"s/";
+const TEXT: &[u8] = b"t/";
+// Not `s/`: that is the frontier's seen set (store/src/frontier.rs).
+const SHINGLES: &[u8] = b"w/";
 
 /// What went wrong, by kind.
 #[derive(Debug, thiserror::Error)]
@@ -101,7 +110,7 @@ pub struct PageRecord {
     /// the page has no text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_hash: Option<String>,
-    /// Distinct word 4-shingles of the page; the set itself is kept under `s/` (see
+    /// Distinct word 4-shingles of the page; the set itself is kept under `w/` (see
     /// [`Store::shingles_of`]).
     #[serde(default)]
     pub shingles: u32,
@@ -135,8 +144,10 @@ pub struct PageWrite {
     /// Crawl only: links found on the page, queued in the same batch when not seen before.
     pub links: Vec<FrontierEntry>,
     /// The page's word-4-shingle set (sorted, distinct 32-bit hashes,
-    /// `detector::shingles::shingle_set`), stored under `s/` with the record.
+    /// `detector::shingles::shingle_set`), stored under `w/` with the record.
     pub shingles: Vec<u32>,
+    /// The page's cleaned text blocks, stored under `t/` when given.
+    pub text: Option<Vec<String>>,
 }
 
 /// What a batch write did.
@@ -281,6 +292,9 @@ impl Store {
                 continue;
             }
             let value = serde_json::to_vec(&p.record).map_err(|e| corrupt(&p.record.url, e))?;
+            if let Some(blocks) = &p.text {
+                batch.insert([TEXT, &key[PAGE.len()..]].concat(), encode_text(blocks)?);
+            }
             if !p.shingles.is_empty() {
                 let sk = [SHINGLES, &key[PAGE.len()..]].concat();
                 batch.insert(sk, p.shingles.iter().flat_map(|s| s.to_le_bytes()).collect::<Vec<u8>>());
@@ -310,6 +324,32 @@ impl Store {
         self.tree.apply_batch(batch)?;
         self.commit_seen(&links);
         Ok(out)
+    }
+
+    /// The cleaned text blocks of a stored page capture, when the scan kept them.
+    pub fn page_text(&self, url: &str, file_hash: &Sha1Digest) -> Result<Option<Vec<String>>> {
+        let key = page_key(url, file_hash);
+        match self.tree.get([TEXT, &key[PAGE.len()..]].concat())? {
+            None => Ok(None),
+            Some(v) => Ok(Some(decode_text(&v).map_err(|e| corrupt(url, e))?)),
+        }
+    }
+
+    /// Every stored text, in URL order: (URL, file SHA-1, blocks).
+    pub fn texts(&self) -> impl Iterator<Item = Result<(String, Sha1Digest, Vec<String>)>> + '_ {
+        self.tree.scan_prefix(TEXT).map(|kv| {
+            let (k, v) = kv?;
+            let rest = &k[TEXT.len()..];
+            if rest.len() < 21 {
+                return Err(corrupt(&String::from_utf8_lossy(&k), "text key too short"));
+            }
+            let (url, hash) = rest.split_at(rest.len() - 20);
+            let url = String::from_utf8_lossy(&url[..url.len() - 1]).into_owned();
+            let mut d = [0u8; 20];
+            d.copy_from_slice(hash);
+            let blocks = decode_text(&v).map_err(|e| corrupt(&url, e))?;
+            Ok((url, d, blocks))
+        })
     }
 
     /// Make everything written so far durable.
@@ -390,6 +430,21 @@ impl Store {
     }
 }
 
+fn encode_text(blocks: &[String]) -> Result<Vec<u8>> {
+    use std::io::Write;
+    let json = serde_json::to_vec(blocks).map_err(|e| corrupt("t/", e))?;
+    let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&json).map_err(|e| corrupt("t/", e))?;
+    enc.finish().map_err(|e| corrupt("t/", e))
+}
+
+fn decode_text(v: &[u8]) -> std::result::Result<Vec<String>, String> {
+    use std::io::Read;
+    let mut json = Vec::new();
+    flate2::read::DeflateDecoder::new(v).read_to_end(&mut json).map_err(|e| e.to_string())?;
+    serde_json::from_slice(&json).map_err(|e| e.to_string())
+}
+
 fn meta_key(name: &str) -> Vec<u8> {
     [META, name.as_bytes()].concat()
 }
@@ -444,7 +499,33 @@ mod tests {
             fetched: None,
             links: vec![],
             shingles: vec![],
+            text: Some(vec![format!("text of {url}"), "second block".into()]),
         }
+    }
+
+    #[test]
+    fn page_side_trees_do_not_collide_with_the_frontier() {
+        // Every per-page tree (text, shingles) must stay out of the frontier's prefixes:
+        // loading the seen set reads every `s/` key as an 8-byte fingerprint.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.db")).unwrap();
+        let mut p = page("http://h/a.html", b"a", 1, 2);
+        p.shingles = vec![1, 2, 3];
+        store.write_batch(&[p]).unwrap();
+        store
+            .frontier_add(&[FrontierEntry {
+                url: "http://h/b".into(),
+                host_key: "h".into(),
+                depth: 0,
+                priority: 1,
+                hops: 0,
+            }])
+            .unwrap();
+        assert_eq!(store.frontier_load_seen().unwrap(), 1);
+        assert_eq!(
+            store.shingles_of("http://h/a.html", &detector::fingerprint::sha1(b"a")).unwrap(),
+            vec![1, 2, 3]
+        );
     }
 
     #[test]
@@ -469,6 +550,12 @@ mod tests {
         let t = store.totals().unwrap();
         assert_eq!((t.pages, t.neighborhoods), (4, 2));
         assert_eq!(store.pages_under("http://h/a/").count(), 3);
+        let texts: Vec<_> = store.texts().map(|t| t.unwrap()).collect();
+        assert_eq!(texts.len(), 4);
+        assert_eq!(texts[0].0, "http://h/3.html");
+        assert_eq!(texts[0].2, vec!["text of http://h/3.html".to_string(), "second block".into()]);
+        let h = detector::fingerprint::sha1(b"3");
+        assert_eq!(store.page_text("http://h/3.html", &h).unwrap().unwrap().len(), 2);
     }
 
     #[test]
