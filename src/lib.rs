@@ -2,9 +2,11 @@
 //! `labelsets` and `store`. See ARCHITECTURE.md for the tour.
 
 pub mod api;
+pub mod counting;
 pub mod crawl;
 pub mod crawl_progress;
 pub mod demo;
+pub mod discover;
 pub mod labels;
 pub mod metrics_http;
 pub mod pipeline;

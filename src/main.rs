@@ -68,6 +68,15 @@ enum Command {
     /// Export or import review labels as JSON Lines.
     #[command(subcommand)]
     Labels(ditto::review::LabelsCommand),
+    /// Blind discovery (§3.2 step 3b): label the chunks (or, with --files, files) a corpus
+    /// repeats more than --min-count times, stop chunks left out; writes a .dls label set.
+    Discover(Box<ditto::discover::DiscoverArgs>),
+    /// Stop chunks (§3.4.2): suggest the most frequent chunks for review.
+    #[command(subcommand)]
+    Stopchunks(ditto::discover::StopchunksCommand),
+    /// Export a store's chunk occurrences (CSV) for counting elsewhere.
+    #[command(subcommand)]
+    Export(ditto::discover::ExportCommand),
 }
 
 #[derive(Args)]
@@ -315,6 +324,9 @@ fn main() -> ExitCode {
         Command::Replicas(a) => ditto::replicas::run(a),
         Command::Review(a) => ditto::review::run(a),
         Command::Labels(c) => ditto::review::labels_cmd(c),
+        Command::Discover(a) => ditto::discover::discover(*a),
+        Command::Stopchunks(c) => ditto::discover::stopchunks(c),
+        Command::Export(c) => ditto::discover::export(c),
         Command::Demo { out, serve: None } => ditto::demo::run_demo(&out, false).map(|_| ()),
         Command::Demo { out, serve: Some(addr) } => ditto::demo::serve_demo(&out, addr),
     };

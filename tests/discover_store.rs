@@ -1,0 +1,224 @@
+//! Blind discovery, stop-chunk suggestions and chunk export over a store scanned from Debian
+//! documentation hosts of the shared reuse corpus (`../shared/data/reuse/site`).
+
+mod common;
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use common::{run_ok, shared_data, wikipedia_labelset};
+use detector::fingerprint::fingerprint_with_file_hash;
+use detector::{Normalization, Sha1Digest, StopList};
+use labelsets::{LabelSet, StopChunks};
+
+const HOSTS: &[&str] = &[
+    "debian-faq.en.docs.test",
+    "archive-mirror.docs.test",
+    "debian-reference.en.docs.test",
+    "debian-reference.de.docs.test",
+    "maint-guide.en.docs.test",
+    "mirror-of-maint-guide.en.docs.test",
+];
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// A site of a few Debian hosts, scanned into a store.
+fn scanned(tmp: &Path) -> (PathBuf, PathBuf) {
+    let site = tmp.join("site");
+    for h in HOSTS {
+        copy_dir(&shared_data().join("reuse/site").join(h), &site.join(h));
+    }
+    let labelset = wikipedia_labelset(tmp);
+    let db = tmp.join("site.db");
+    run_ok(&[
+        "scan",
+        "--store",
+        db.to_str().unwrap(),
+        "--labelset",
+        labelset.to_str().unwrap(),
+        "--url-prefix",
+        "http://",
+        "--progress",
+        "none",
+        site.to_str().unwrap(),
+    ]);
+    (db, site)
+}
+
+/// Chunk (or file) counts of the store, computed here without `ditto::counting`.
+fn store_counts(db: &Path, files: bool) -> HashMap<Sha1Digest, u64> {
+    let store = store::Store::open(db).unwrap();
+    let norm = Normalization::default();
+    let mut counts = HashMap::new();
+    for item in store.texts() {
+        let (_, file_hash, blocks) = item.unwrap();
+        if files {
+            *counts.entry(file_hash).or_default() += 1;
+            continue;
+        }
+        for c in fingerprint_with_file_hash(file_hash, &blocks, &norm).chunks {
+            *counts.entry(c.hash).or_default() += 1;
+        }
+    }
+    counts
+}
+
+fn entries(path: &Path) -> Vec<(Sha1Digest, String)> {
+    let ls = LabelSet::open(path).unwrap();
+    ls.iter().map(|(d, s)| (d, ls.source(s).unwrap().url.to_string())).collect()
+}
+
+fn info_counts(path: &Path) -> serde_json::Value {
+    let out = run_ok(&["labelset", "info", "--json", path.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["header"]["counts"].clone()
+}
+
+#[test]
+fn discover_suggest_and_export_over_debian_docs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (db, site) = scanned(tmp.path());
+    let dbs = db.to_str().unwrap();
+    let counts = store_counts(&db, false);
+    let occurrences: u64 = counts.values().sum();
+    let stops = StopChunks::default_list(Normalization::default());
+    let min = 5u64;
+
+    // 1. Exactly the chunks seen more than min-count times, minus stop chunks (§3.2).
+    let blind = tmp.path().join("blind.dls");
+    run_ok(&["discover", "--store", dbs, "--min-count", &min.to_string(), "-o", blind.to_str().unwrap()]);
+    let want: BTreeSet<Sha1Digest> =
+        counts.iter().filter(|(h, &n)| n > min && !stops.is_stop(h)).map(|(h, _)| *h).collect();
+    let got = entries(&blind);
+    assert!(want.len() > 50, "{} discovered", want.len());
+    assert_eq!(got.iter().map(|e| e.0).collect::<BTreeSet<_>>(), want);
+    for (h, url) in &got {
+        assert!(counts[h] > min && !stops.is_stop(h));
+        assert!(url.starts_with("http://") && HOSTS.iter().any(|host| url.contains(host)), "{url}");
+    }
+    // A chunk seen exactly min-count times is not discovered (strict >).
+    assert!(counts.values().any(|&n| n == min));
+
+    // 2. --memory at a tenth of the data (20 bytes per occurrence): same label set, spilled.
+    let small = tmp.path().join("blind-small.dls");
+    let mem = (occurrences * 20 / 10).to_string();
+    let tmpdir = tmp.path().join("spill");
+    let out = run_ok(&[
+        "discover",
+        "--store",
+        dbs,
+        "--min-count",
+        &min.to_string(),
+        "--memory",
+        &mem,
+        "--tmp-dir",
+        tmpdir.to_str().unwrap(),
+        "-o",
+        small.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains(" 0 runs spilled"), "{err}");
+    assert_eq!(info_counts(&small), info_counts(&blind));
+    assert_eq!(entries(&small), got);
+    assert_eq!(std::fs::read_dir(&tmpdir).unwrap().count(), 0, "spill files left behind");
+
+    // 3. Straight from the inputs: the same chunks.
+    let direct = tmp.path().join("blind-direct.dls");
+    run_ok(&[
+        "discover",
+        "--min-count",
+        &min.to_string(),
+        "--url-prefix",
+        "http://",
+        "-o",
+        direct.to_str().unwrap(),
+        site.to_str().unwrap(),
+    ]);
+    assert_eq!(entries(&direct).into_iter().map(|e| e.0).collect::<BTreeSet<_>>(), want);
+
+    // 4. Files (L_f): the mirrored pages.
+    let files = tmp.path().join("files.dls");
+    run_ok(&["discover", "--store", dbs, "--files", "--min-count", "1", "-o", files.to_str().unwrap()]);
+    let fcounts = store_counts(&db, true);
+    let fwant: BTreeSet<Sha1Digest> =
+        fcounts.iter().filter(|(h, &n)| n > 1 && !stops.is_stop(h)).map(|(h, _)| *h).collect();
+    assert!(!fwant.is_empty());
+    assert_eq!(entries(&files).into_iter().map(|e| e.0).collect::<BTreeSet<_>>(), fwant);
+    assert_eq!(info_counts(&files)["entries"], fwant.len());
+
+    // 5. The histogram alone.
+    let out = run_ok(&["discover", "--store", dbs, "--histogram"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("distinct") && text.contains("knee candidate"), "{text}");
+
+    // 6. Stop-chunk suggestions: Debian templates and boilerplate, most frequent first.
+    let cand = tmp.path().join("cand.txt");
+    run_ok(&["stopchunks", "suggest", "--store", dbs, "--top", "100", "-o", cand.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&cand).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    for boiler in ["Table of Contents", "Caution", "Tip"] {
+        assert!(lines.iter().any(|l| l.trim() == boiler), "{boiler:?} not suggested:\n{text}");
+    }
+    let listed: Vec<u64> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("# count "))
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(listed.len(), 100);
+    assert!(listed.windows(2).all(|w| w[0] >= w[1]));
+    // The file is a stop list: loaded back, its chunks are the ones listed, with those counts.
+    let reviewed = StopChunks::from_text(&text, Normalization::default());
+    assert_eq!(reviewed.len(), 100);
+    let mut top: Vec<u64> = counts.iter().filter(|(h, _)| reviewed.is_stop(h)).map(|(_, &n)| n).collect();
+    top.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(top, listed);
+    // Passing it to discover leaves those chunks out.
+    let reviewed_dls = tmp.path().join("blind-reviewed.dls");
+    run_ok(&[
+        "discover",
+        "--store",
+        dbs,
+        "--min-count",
+        &min.to_string(),
+        "--stop-chunks",
+        cand.to_str().unwrap(),
+        "-o",
+        reviewed_dls.to_str().unwrap(),
+    ]);
+    let left: BTreeSet<Sha1Digest> = want.iter().filter(|h| !reviewed.is_stop(h)).copied().collect();
+    assert_eq!(entries(&reviewed_dls).into_iter().map(|e| e.0).collect::<BTreeSet<_>>(), left);
+
+    // 7. Export: one row per chunk occurrence.
+    let csv = tmp.path().join("chunks.csv");
+    run_ok(&["export", "chunks", "--store", dbs, "--format", "csv", "-o", csv.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut rows = text.lines();
+    assert_eq!(rows.next(), Some("chunk_sha1,url,host,neighborhood,stop"));
+    let mut n = 0u64;
+    for row in rows {
+        let f: Vec<&str> = row.split(',').collect();
+        assert_eq!(f.len(), 5, "{row}");
+        assert_eq!(f[0].len(), 40);
+        assert!(f[1].starts_with(&format!("http://{}/", f[2])), "{row}");
+        assert!(f[1].starts_with(f[3]) && f[3].ends_with('/'), "{row}");
+        n += 1;
+    }
+    assert_eq!(n, occurrences);
+    let out = common::ditto()
+        .args(["export", "chunks", "--store", dbs, "--format", "parquet", "-o", "x.parquet"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`parquet` cargo feature"));
+}
