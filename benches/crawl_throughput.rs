@@ -79,6 +79,8 @@ fn main() {
         threads,
         progress: ProgressMode::None,
         normalization: loaded.normalization,
+        metrics: None,
+        metrics_remote: false,
     };
     let start = Instant::now();
     let summary = run(settings, store.clone(), loaded.matcher, Arc::new(AtomicBool::new(false))).unwrap();

@@ -42,6 +42,9 @@ pub struct CrawlSettings {
     pub threads: usize,
     pub progress: ProgressMode,
     pub normalization: Normalization,
+    /// Serve Prometheus metrics here while crawling (loopback unless `metrics_remote`).
+    pub metrics: Option<std::net::SocketAddr>,
+    pub metrics_remote: bool,
 }
 
 /// What a crawl did: the crawler's side and the detection side.
@@ -168,6 +171,14 @@ pub fn run(
     };
 
     let counters = Arc::new(CrawlCounters::default());
+    let _metrics = match s.metrics {
+        Some(addr) => {
+            let m = crate::metrics_http::MetricsServer::start(addr, counters.clone(), s.metrics_remote)?;
+            eprintln!("metrics on http://{}/metrics", m.addr);
+            Some(m)
+        }
+        None => None,
+    };
     let settings = PipelineSettings {
         normalization: s.normalization,
         traps: s.traps,

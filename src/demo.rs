@@ -127,6 +127,8 @@ pub fn run_demo(out_dir: &Path, quiet: bool) -> Result<DemoOutcome> {
         threads: 2,
         progress: if quiet { ProgressMode::None } else { ProgressMode::Auto },
         normalization: loaded.normalization,
+        metrics: None,
+        metrics_remote: false,
     };
     let summary = run(settings, store.clone(), loaded.matcher, Arc::new(AtomicBool::new(false)))?;
 

@@ -166,6 +166,13 @@ struct CrawlArgs {
     stats_json: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "auto")]
     progress: ProgressMode,
+    /// Serve Prometheus metrics (requests, pages, hosts active/queued, in flight, events by
+    /// kind) at http://ADDR/metrics while crawling, e.g. 127.0.0.1:9100.
+    #[arg(long)]
+    metrics: Option<std::net::SocketAddr>,
+    /// Allow --metrics on a non-loopback address.
+    #[arg(long)]
+    metrics_remote: bool,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -491,6 +498,8 @@ fn crawl_cmd(a: CrawlArgs) -> Result<()> {
         threads: threads.max(1),
         progress: a.progress,
         normalization: loaded.normalization,
+        metrics: a.metrics,
+        metrics_remote: a.metrics_remote,
     };
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     {
