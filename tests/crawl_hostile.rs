@@ -34,9 +34,6 @@ impl Crawled {
     fn event(&self, name: &str) -> u64 {
         self.stats["crawl"]["events"][name].as_u64().unwrap_or(0)
     }
-    fn rejected(&self, name: &str) -> u64 {
-        self.stats["crawl"]["links_rejected"][name].as_u64().unwrap_or(0)
-    }
 }
 
 /// Runs `ditto crawl` with `args` (plus --stats-json and --progress none) and waits at most

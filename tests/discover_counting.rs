@@ -22,7 +22,7 @@ fn check<K: Key + std::hash::Hash + std::fmt::Debug>(budget: u64, keys: &[(K, u3
     assert_eq!(c.stats().occurrences, keys.len() as u64);
     let got: Vec<(K, u64, u32)> = c.finish_sampled().unwrap().map(|r| r.unwrap()).collect();
     let mut want: Vec<(K, u64, u32)> = want.into_iter().map(|(k, (n, s))| (k, n, s)).collect();
-    want.sort_by(|a, b| a.0.cmp(&b.0));
+    want.sort_by_key(|a| a.0);
     assert_eq!(got.len(), want.len(), "budget {budget}");
     assert_eq!(got, want, "budget {budget}");
     // Every run file is gone once the result is dropped.
