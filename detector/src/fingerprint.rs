@@ -75,7 +75,7 @@ pub fn fingerprint_with_file_hash<S: AsRef<str>>(
 /// not ASCII (the caller normalizes in full); `Some(None)` when the result is empty. For
 /// ASCII, NFKC changes nothing and `char::is_whitespace` is exactly TAB, LF, VT, FF, CR and
 /// space, so this gives the same bytes as [`Normalization::apply`] (tested below).
-fn normalized_sha1_ascii(norm: &Normalization, text: &str) -> Option<Option<Sha1Digest>> {
+pub(crate) fn normalized_sha1_ascii(norm: &Normalization, text: &str) -> Option<Option<Sha1Digest>> {
     if !text.is_ascii() {
         return None;
     }

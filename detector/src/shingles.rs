@@ -128,14 +128,107 @@ pub struct ReplicaFeatures {
 }
 
 /// SimHash, text hash and shingle set of a page's cleaned blocks.
+///
+/// One pass over the words of all blocks feeds both the SimHash (bit counts of the word
+/// hashes of words longer than 3 chars) and the shingles; the text hash streams the
+/// normalized text into SHA-1. The result equals composing [`crate::simhash::page_simhash`],
+/// [`text_hash`] and [`shingle_set`] over [`visible_text`] (tested): block boundaries are
+/// never inside a word because the join adds a space.
 pub fn replica_features<S: AsRef<str>>(blocks: &[S], norm: &Normalization) -> ReplicaFeatures {
+    let mut word_hashes: Vec<u64> = Vec::new();
+    let mut ones = [0u32; 64];
+    let mut features = 0u32;
+    for b in blocks {
+        for_each_word(b.as_ref(), |h, long| {
+            word_hashes.push(h);
+            if long {
+                features += 1;
+                for (i, o) in ones.iter_mut().enumerate() {
+                    *o += ((h >> i) & 1) as u32;
+                }
+            }
+        });
+    }
+    // V_i = ones_i − (n − ones_i) > 0  ⇔  2·ones_i > n (Charikar's bit rule, unit weights).
+    let simhash = ones
+        .iter()
+        .enumerate()
+        .fold(0u64, |acc, (i, &o)| if 2 * o > features { acc | (1 << i) } else { acc });
     let text = visible_text(blocks);
-    let n = norm.apply(&text);
-    let n = n.trim();
-    ReplicaFeatures {
-        simhash: crate::simhash::page_simhash(&text),
-        text_hash: if n.is_empty() { None } else { Some(sha1(n.as_bytes())) },
-        shingles: shingle_set(&text, SHINGLE_WORDS),
+    // The text hash trims after normalizing; the streamed form trims only when `norm` does.
+    let streamed = if norm.trim { crate::fingerprint::normalized_sha1_ascii(norm, &text) } else { None };
+    let text_hash = match streamed {
+        Some(h) => h,
+        None => {
+            let n = norm.apply(&text);
+            let n = n.trim();
+            (!n.is_empty()).then(|| sha1(n.as_bytes()))
+        }
+    };
+    let shingles = if word_hashes.len() < SHINGLE_WORDS {
+        Vec::new()
+    } else {
+        let mut out: Vec<u32> = word_hashes.windows(SHINGLE_WORDS).map(shingle_hash).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    };
+    ReplicaFeatures { simhash, text_hash, shingles }
+}
+
+/// Call `f(hash64(lower-cased word), word has more than 3 chars)` for every word of `text`
+/// in order: the same words and hashes as [`words`] + [`hash64`], without allocating for
+/// ASCII words (lower-cased on the fly).
+fn for_each_word(text: &str, mut f: impl FnMut(u64, bool)) {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        // Skip to the next word character.
+        let c = match text[i..].chars().next() {
+            Some(c) => c,
+            None => break,
+        };
+        if !is_word_char(c) {
+            i += c.len_utf8();
+            continue;
+        }
+        let start = i;
+        let mut ascii = true;
+        let mut chars = 0usize;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b < 0x80 {
+                if !(b.is_ascii_alphanumeric() || b == b'_') {
+                    break;
+                }
+                i += 1;
+            } else {
+                let Some(c) = text[i..].chars().next() else { break };
+                if !is_word_char(c) {
+                    break;
+                }
+                ascii = false;
+                i += c.len_utf8();
+            }
+            chars += 1;
+        }
+        let w = &text[start..i];
+        let h = if ascii {
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for &b in w.as_bytes() {
+                h ^= b.to_ascii_lowercase() as u64;
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+            fmix64(h)
+        } else if w.chars().any(char::is_uppercase) {
+            hash64(w.to_lowercase().as_bytes())
+        } else {
+            hash64(w.as_bytes())
+        };
+        // Khan & Ali count characters of the lower-cased word (see page_simhash); lower-casing
+        // keeps the char count except for rare expansions, so count the lower-cased form then.
+        let long = if ascii { chars > 3 } else { w.to_lowercase().chars().nth(3).is_some() };
+        f(h, long);
     }
 }
 
@@ -227,6 +320,47 @@ mod tests {
         assert_eq!(f.text_hash, text_hash(&blocks, &Normalization::default()));
         assert_eq!(f.shingles, shingle_set(&text, 4));
         assert_eq!(f.shingles.len(), 6); // 9 words → 6 four-shingles
+    }
+
+    #[test]
+    fn fused_features_equal_the_composed_definitions() {
+        let composed = |blocks: &[&str], norm: &Normalization| {
+            let text = visible_text(blocks);
+            ReplicaFeatures {
+                simhash: crate::simhash::page_simhash(&text),
+                text_hash: text_hash(blocks, norm),
+                shingles: shingle_set(&text, SHINGLE_WORDS),
+            }
+        };
+        let cases: Vec<Vec<&str>> = vec![
+            vec![],
+            vec![""],
+            vec!["  "],
+            vec!["One two three four five six seven."],
+            vec!["Hello World", "HELLO world again", "and_again x1 y22 z333 w4444"],
+            vec!["Straße ΟΔΥΣΣΕΥΣ ÉCOLE naïve", "日本語のテキスト と English words mixed"],
+            vec!["tabs\tand\nnewlines  here", "\u{a0}nbsp\u{a0}separated\u{a0}words"],
+            vec!["İstanbul İSTANBUL", "ﬁne ligature ＡＢＣ fullwidth"],
+        ];
+        for norm in [Normalization::default(), Normalization::NONE] {
+            for blocks in &cases {
+                assert_eq!(replica_features(blocks, &norm), composed(blocks, &norm), "{blocks:?}");
+            }
+        }
+        // Real pages.
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/wikipedia/articles");
+        let mut n = 0;
+        for e in std::fs::read_dir(dir).unwrap().take(40) {
+            let body = std::fs::read(e.unwrap().path()).unwrap();
+            let doc = crate::clean(&body, Some("text/html"), None, &crate::CleanOptions::default());
+            let blocks: Vec<&str> = doc.blocks.iter().map(String::as_str).collect();
+            assert_eq!(
+                replica_features(&blocks, &Normalization::default()),
+                composed(&blocks, &Normalization::default())
+            );
+            n += 1;
+        }
+        assert_eq!(n, 40);
     }
 
     #[test]
