@@ -136,19 +136,16 @@ pub struct ReplicaFeatures {
 /// never inside a word because the join adds a space.
 pub fn replica_features<S: AsRef<str>>(blocks: &[S], norm: &Normalization) -> ReplicaFeatures {
     let mut word_hashes: Vec<u64> = Vec::new();
-    let mut ones = [0u32; 64];
-    let mut features = 0u32;
+    let mut ones = BitCounts::default();
     for b in blocks {
         for_each_word(b.as_ref(), |h, long| {
             word_hashes.push(h);
             if long {
-                features += 1;
-                for (i, o) in ones.iter_mut().enumerate() {
-                    *o += ((h >> i) & 1) as u32;
-                }
+                ones.add(h);
             }
         });
     }
+    let (ones, features) = ones.finish();
     // V_i = ones_i − (n − ones_i) > 0  ⇔  2·ones_i > n (Charikar's bit rule, unit weights).
     let simhash = ones
         .iter()
@@ -174,6 +171,69 @@ pub fn replica_features<S: AsRef<str>>(blocks: &[S], norm: &Normalization) -> Re
         out
     };
     ReplicaFeatures { simhash, text_hash, shingles }
+}
+
+/// Per-bit counts of 1s over many 64-bit values, 8 additions per value instead of 64: each
+/// byte of a value selects, from a table, a word whose 8 bytes are that byte's bits; the 8
+/// byte-lane counters are flushed to wide counters before any lane can reach 256.
+struct BitCounts {
+    lanes: [u64; 8],
+    pending: u32,
+    wide: [u32; 64],
+    total: u32,
+}
+
+/// `SPREAD[b]` has byte j equal to bit j of `b`.
+const SPREAD: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut j = 0;
+        while j < 8 {
+            if (b >> j) & 1 == 1 {
+                t[b] |= 1u64 << (8 * j);
+            }
+            j += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+impl Default for BitCounts {
+    fn default() -> Self {
+        BitCounts { lanes: [0; 8], pending: 0, wide: [0; 64], total: 0 }
+    }
+}
+
+impl BitCounts {
+    #[inline]
+    fn add(&mut self, h: u64) {
+        for (k, lane) in self.lanes.iter_mut().enumerate() {
+            *lane += SPREAD[((h >> (8 * k)) & 0xff) as usize];
+        }
+        self.pending += 1;
+        self.total += 1;
+        if self.pending == 255 {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        for (k, lane) in self.lanes.iter_mut().enumerate() {
+            for j in 0..8 {
+                self.wide[8 * k + j] += ((*lane >> (8 * j)) & 0xff) as u32;
+            }
+            *lane = 0;
+        }
+        self.pending = 0;
+    }
+
+    /// Count of 1s per bit position (bit i of the values), and how many values.
+    fn finish(mut self) -> ([u32; 64], u32) {
+        self.flush();
+        (self.wide, self.total)
+    }
 }
 
 /// Call `f(hash64(lower-cased word), word has more than 3 chars)` for every word of `text`
@@ -361,6 +421,23 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, 40);
+    }
+
+    #[test]
+    fn bit_counts_match_a_plain_count() {
+        let mut c = BitCounts::default();
+        let mut plain = [0u32; 64];
+        let mut x = 0x1234_5678_9abc_def0u64;
+        for _ in 0..1000 {
+            x = fmix64(x.wrapping_add(0x9e37_79b9_7f4a_7c15));
+            c.add(x);
+            for (i, p) in plain.iter_mut().enumerate() {
+                *p += ((x >> i) & 1) as u32;
+            }
+        }
+        c.add(u64::MAX);
+        plain.iter_mut().for_each(|p| *p += 1);
+        assert_eq!(c.finish(), (plain, 1001));
     }
 
     #[test]
