@@ -68,13 +68,15 @@ pub fn fmix64(mut k: u64) -> u64 {
     k
 }
 
-/// Hash of one shingle from the 64-bit hashes of its words, in order.
+/// Hash of one shingle from the 64-bit hashes of its words, in order: the word hashes
+/// (already avalanched) rotated by their position and combined, then mixed once. Order
+/// matters (a b c d ≠ b a c d); one `fmix64` per shingle keeps the fingerprint stage fast.
 pub fn shingle_hash(word_hashes: &[u64]) -> u32 {
     let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
-    for &w in word_hashes {
-        h = fmix64(h.rotate_left(23) ^ w);
+    for (i, &w) in word_hashes.iter().enumerate() {
+        h ^= w.rotate_left((i as u32 * 17) % 64);
     }
-    (h >> 32) as u32
+    (fmix64(h) >> 32) as u32
 }
 
 /// The visible text of a page: its blocks joined with one space.
@@ -421,6 +423,15 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, 40);
+    }
+
+    #[test]
+    fn shingle_hash_depends_on_word_order() {
+        let w: Vec<u64> = ["a", "b", "c", "d"].iter().map(|x| hash64(x.as_bytes())).collect();
+        let swapped = [w[1], w[0], w[2], w[3]];
+        let repeated = [w[0], w[0], w[0], w[0]];
+        assert_ne!(shingle_hash(&w), shingle_hash(&swapped));
+        assert_ne!(shingle_hash(&repeated), shingle_hash(&[w[1], w[1], w[1], w[1]]));
     }
 
     #[test]
