@@ -231,14 +231,19 @@ async fn hostile_pages_render_inert_and_labels_need_csrf_and_change_reports() {
     assert!(pages.len() >= 4, "{pages:?}");
     let mut saw_warc = false;
     let mut saw_passage = false;
+    let mut saw_text = false;
     for p in &pages {
         let (st, body) = get(format!("/p?url={p}")).await;
         assert_eq!(st, 200, "{p}");
         assert_inert(&body, p);
         saw_warc |= body.contains("WARC record at offset 0 of") && body.contains("evil.warc");
         saw_passage |= body.contains("Hostile &lt;script&gt;alert(2)&lt;/script&gt; text");
+        // The whole stored text: copied blocks marked with their source, the rest greyed.
+        saw_text |= body.contains("<h2>Page text</h2>")
+            && body.contains("<p class=\"copied\">")
+            && body.contains("<p class=\"other\">");
     }
-    assert!(saw_warc && saw_passage);
+    assert!(saw_warc && saw_passage && saw_text);
     // Filters and paging answer too.
     for q in [
         "/?state=unreviewed",

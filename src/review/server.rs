@@ -63,6 +63,12 @@ impl Names {
         self.0.as_ref()?.source(id).map(|s| (s.title, s.url))
     }
 
+    /// The source of a raw text block when the label set has it (normalized as the label
+    /// set records).
+    fn source_of_text(&self, raw: &str) -> Option<u32> {
+        self.0.as_ref()?.lookup_text(raw)
+    }
+
     /// The source as a link to where the label set has it from (title, or `#id`).
     fn link(&self, id: u32) -> String {
         match self.name(id) {
@@ -601,9 +607,41 @@ impl Review {
                 }
                 s.push_str("</tbody></table>");
             }
+            self.render_text(&mut s, p);
             s.push_str("</section>");
         }
         Some(self.layout(&format!("{} — ditto review", html::ellipsize(&q.url, 60)), &s))
+    }
+
+    /// The page's whole cleaned text as the scan saw it: copied blocks highlighted with
+    /// their source, the rest greyed.
+    fn render_text(&self, s: &mut String, p: &PageRecord) {
+        let Some(hash) = detector::fingerprint::parse_hex(&p.file_hash) else { return };
+        let Ok(Some(blocks)) = self.store.page_text(&p.url, &hash) else { return };
+        s.push_str("<h2>Page text</h2><div class=\"pagetext\">");
+        for b in blocks.iter().take(2000) {
+            match self.names.source_of_text(b) {
+                Some(id) => {
+                    w!(
+                        s,
+                        "<p class=\"copied\">{} <span class=\"src\">← {}</span></p>",
+                        esc(b),
+                        self.names_link(id)
+                    );
+                }
+                None => {
+                    w!(s, "<p class=\"other\">{}</p>", esc(b));
+                }
+            }
+        }
+        if blocks.len() > 2000 {
+            w!(s, "<p class=\"muted\">… {} more blocks</p>", blocks.len() - 2000);
+        }
+        s.push_str("</div>");
+    }
+
+    fn names_link(&self, id: u32) -> String {
+        self.names.link(id)
     }
 
     fn layout(&self, title: &str, body: &str) -> String {
@@ -770,7 +808,8 @@ text-align:left;vertical-align:top}td{word-break:break-word}tr.sel{background:#f
 form.lab{display:inline-flex;gap:3px;flex-wrap:wrap}form.lab button{font-size:11px;padding:1px 4px;cursor:pointer}\
 button.copied-for-profit{border-color:#e57373}button.legitimate-mirror{border-color:#81c784}button.false-positive{border-color:#64b5f6}\
 .filters{margin:8px 0}.pager{margin:10px 0}.capture{border:1px solid #ccc;padding:8px;margin:10px 0}.kv th{width:140px;color:#555}\
-.ev td.passage{width:60%;background:#fff8e1;font-family:Georgia,serif}code{font-size:12px}.crumbs{color:#666;word-break:break-all}";
+.ev td.passage{width:60%;background:#fff8e1;font-family:Georgia,serif}\
+.pagetext p{margin:.3em 0;font-family:Georgia,serif}.pagetext p.other{color:#999}.pagetext p.copied{background:#fff8e1}.pagetext .src{font-family:sans-serif;font-size:12px;color:#555}code{font-size:12px}.crumbs{color:#666;word-break:break-all}";
 
 /// Keyboard shortcuts (progressive enhancement: every action is also a link or a button).
 const SCRIPT: &str = "(function(){var rows=[].slice.call(document.querySelectorAll('tr[data-row]'));var i=-1;\
