@@ -77,6 +77,11 @@ enum Command {
     /// Export a store's chunk occurrences (CSV) for counting elsewhere.
     #[command(subcommand)]
     Export(ditto::discover::ExportCommand),
+    /// Quilted pages (Najork 2012): pages stitched from patches of at least c other pages.
+    Quilts(Box<ditto::quilts_cmd::QuiltsArgs>),
+    /// Origin of each page's text segments in arrival order, in fixed memory (Abdel-Hamid
+    /// et al. 2009): dominant origin, copied share, novel segments.
+    Origins(Box<ditto::origins_cmd::OriginsArgs>),
 }
 
 #[derive(Args)]
@@ -332,6 +337,8 @@ fn main() -> ExitCode {
         Command::Review(a) => ditto::review::run(a),
         Command::Labels(c) => ditto::review::labels_cmd(c),
         Command::Discover(a) => ditto::discover::discover(*a),
+        Command::Quilts(a) => ditto::quilts_cmd::run(*a),
+        Command::Origins(a) => ditto::origins_cmd::run(*a),
         Command::Stopchunks(c) => ditto::discover::stopchunks(c),
         Command::Export(c) => ditto::discover::export(c),
         Command::Demo { out, serve: None } => ditto::demo::run_demo(&out, false).map(|_| ()),
