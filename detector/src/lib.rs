@@ -16,6 +16,8 @@
 //! - [`stats`]: mean + σ thresholds (§3, §6.3).
 //! - [`shingles`], [`simhash`], [`neardup`], [`overlap`]: near-replicas (Khan & Ali 2015 SimHash,
 //!   Manku et al. permuted tables, Shivakumar & Garcia-Molina 1998 overlap and clusters).
+//! - [`quilts`]: quilted pages (Najork 2012): patch grams, patchfrac, greedy source cover.
+//! - [`origins`]: origin of text segments in fixed memory (Abdel-Hamid et al. 2009).
 
 pub mod clean;
 pub mod fingerprint;
