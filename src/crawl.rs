@@ -12,6 +12,7 @@ use crawler::crawl::{
     crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, CrawledPage, FetchRecorder, LinkPolicy, PageSink,
 };
 use crawler::fetch::{FetchConfig, FetchResponse, Fetcher, ResolveMap};
+use crawler::partition::PartitionRouter;
 use crawler::urls::{canonical_url, HostPattern, Scope, ScopeRules, TrapGuard, TrapLimits};
 use crawler::warc_writer::{FetchRecord, WarcInfo, WarcWriter};
 use crossbeam_channel::Sender;
@@ -55,6 +56,9 @@ pub struct CrawlSummary {
     pub warc_files: Vec<String>,
     /// Labeled chunks found per page fetched.
     pub harvest_rate: f64,
+    /// Partitioned crawls: links sent to and received from other partitions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<std::collections::BTreeMap<&'static str, u64>>,
 }
 
 /// An honest User-Agent names a contact: a URL or an e-mail address.
@@ -125,8 +129,20 @@ impl PageSink for ChannelSink {
 pub fn run(
     s: CrawlSettings,
     store: Arc<Store>,
+    matcher: Matcher,
+    stop: Arc<AtomicBool>,
+) -> Result<CrawlSummary> {
+    run_partition(s, store, matcher, stop, None)
+}
+
+/// Run a crawl, or with `router` one partition of a host-partitioned crawl
+/// (`crate::partitions`).
+pub fn run_partition(
+    s: CrawlSettings,
+    store: Arc<Store>,
     mut matcher: Matcher,
     stop: Arc<AtomicBool>,
+    router: Option<Arc<PartitionRouter>>,
 ) -> Result<CrawlSummary> {
     check_user_agent(&s.user_agent)?;
     let mut resolve = ResolveMap::default();
@@ -150,7 +166,11 @@ pub fn run(
     };
     scope = scope.with_allowed(parse_patterns(&s.allow_hosts)?).with_blocked(parse_patterns(&s.block_hosts)?);
     let traps = TrapGuard::new(TrapLimits { rules: s.traps, ..TrapLimits::default() });
-    let policy = Arc::new(LinkPolicy::new(scope, traps, s.crawl.max_depth));
+    let mut policy = LinkPolicy::new(scope, traps, s.crawl.max_depth);
+    if let Some(r) = &router {
+        policy = policy.with_partition(r.clone());
+    }
+    let policy = Arc::new(policy);
     matcher.links = Some(LinkSettings { policy: policy.clone(), focus: s.focus, store: store.clone() });
 
     let recorder: Option<Arc<dyn FetchRecorder>> = match &s.warc_dir {
@@ -227,5 +247,6 @@ pub fn run(
         report_slot.lock().unwrap_or_else(|e| e.into_inner()).take().context("the crawl did not report")?;
     let totals = store.totals()?;
     let harvest_rate = if crawl.pages > 0 { totals.labeled_chunks as f64 / crawl.pages as f64 } else { 0.0 };
-    Ok(CrawlSummary { crawl, detection, warc_files, harvest_rate })
+    let exchange = router.map(|r| r.counters.snapshot());
+    Ok(CrawlSummary { crawl, detection, warc_files, harvest_rate, exchange })
 }

@@ -10,6 +10,7 @@ pub mod discover;
 pub mod labels;
 pub mod metrics_http;
 pub mod origins_cmd;
+pub mod partitions;
 pub mod pipeline;
 pub mod quilts_cmd;
 pub mod replicas;

@@ -178,6 +178,18 @@ struct CrawlArgs {
     /// Allow --metrics on a non-loopback address.
     #[arg(long)]
     metrics_remote: bool,
+    /// Crawl one partition `i/N` of a host-partitioned crawl: this process fetches only the
+    /// hosts whose registrable domain hashes to i (FNV-1a mod N) and sends links to other
+    /// hosts to their owners through --exchange-dir. All partitions may get the same seeds.
+    #[arg(long, requires = "exchange_dir")]
+    partition: Option<crawler::partition::Partition>,
+    /// Shared directory through which partitions exchange links (inboxes, states).
+    #[arg(long, requires = "partition")]
+    exchange_dir: Option<PathBuf>,
+    /// A partition stops once every partition has been idle, with no link in transit, for
+    /// this long (milliseconds).
+    #[arg(long, default_value_t = 2000)]
+    exchange_grace_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -274,6 +286,12 @@ struct ScanArgs {
     /// Progress display.
     #[arg(long, value_enum, default_value = "auto")]
     progress: ProgressMode,
+    /// Scan one partition `i/N` of the inputs (several processes or machines, one store
+    /// each): inputs are numbered in order — each WARC file, each single file, and each file
+    /// of a directory walk — and this one reads those numbered ≡ i (mod N). Merge the stores
+    /// with `ditto report --store A --store B …`.
+    #[arg(long)]
+    partition: Option<crawler::partition::Partition>,
     /// WARC files, directories of pages, or single HTML/text files.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
@@ -281,8 +299,10 @@ struct ScanArgs {
 
 #[derive(Args)]
 struct ReportArgs {
-    #[arg(long)]
-    store: PathBuf,
+    /// The store; repeat to report over several stores as one (partitioned crawls and
+    /// scans): thresholds over their union, the verdicts of a single store holding it all.
+    #[arg(long, required = true)]
+    store: Vec<PathBuf>,
     #[arg(long, value_enum, default_value = "jsonl")]
     format: Format,
     /// Report neighborhoods (URL prefixes) or single pages.
@@ -392,7 +412,8 @@ fn scan(a: ScanArgs) -> Result<()> {
         max_body_bytes: a.max_body_bytes,
         progress: a.progress,
     };
-    let stats = pipeline::run_scan(&cfg, store.clone(), loaded.matcher)?;
+    let part = a.partition.unwrap_or(crawler::partition::Partition::SINGLE);
+    let stats = pipeline::run_scan_partition(&cfg, store.clone(), loaded.matcher, part)?;
     summary::print_scan(&stats, &store)?;
     if let Some(path) = a.stats_json {
         let f = std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
@@ -402,8 +423,13 @@ fn scan(a: ScanArgs) -> Result<()> {
 }
 
 fn report_cmd(a: ReportArgs) -> Result<()> {
-    let store = Store::open(&a.store)?;
-    let names = labels::source_names(&store, a.labelset.as_deref());
+    let stores = a
+        .store
+        .iter()
+        .map(|p| Store::open(p).with_context(|| p.display().to_string()))
+        .collect::<Result<Vec<_>>>()?;
+    let stores: Vec<&Store> = stores.iter().collect();
+    let names = labels::source_names(stores[0], a.labelset.as_deref());
     let cfg = ReportConfig {
         level: a.level,
         threshold: a.threshold,
@@ -417,7 +443,7 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
         (_, true) => report::ReviewFilter::All,
         _ => report::ReviewFilter::HideDismissed,
     };
-    let (th, rows) = report::build_reviewed(&store, names.as_ref(), &cfg, filter)?;
+    let (th, rows) = report::build_merged(&stores, names.as_ref(), &cfg, filter)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     report::write(&mut out, a.format, &th, &rows)?;
@@ -458,7 +484,7 @@ fn crawl_cmd(a: CrawlArgs) -> Result<()> {
         );
     }
     let store = Arc::new(Store::open(&a.store)?);
-    if seeds.is_empty() && store.frontier_counts()? == (0, 0) {
+    if seeds.is_empty() && a.partition.is_none() && store.frontier_counts()? == (0, 0) {
         bail!("no seeds: give --seeds FILE or --seed URL (or resume a store with a frontier)");
     }
     let loaded = labels::load_for_scan(&a.labelset, None, &[], true)?;
@@ -513,7 +539,15 @@ fn crawl_cmd(a: CrawlArgs) -> Result<()> {
         let stop = stop.clone();
         let _ = ctrlc_flag(stop);
     }
-    let summary = ditto::crawl::run(settings, store.clone(), loaded.matcher, stop)?;
+    let router = match (a.partition, &a.exchange_dir) {
+        (Some(p), Some(dir)) => Some(ditto::partitions::file_router(
+            dir,
+            p,
+            std::time::Duration::from_millis(a.exchange_grace_ms),
+        )?),
+        _ => None,
+    };
+    let summary = ditto::crawl::run_partition(settings, store.clone(), loaded.matcher, stop, router)?;
     let c = &summary.crawl;
     eprintln!(
         "crawl stopped ({}): {} pages, {} requests ({} robots.txt) in {:.1}s; harvest rate {:.2} labeled chunks/page",
@@ -526,6 +560,10 @@ fn crawl_cmd(a: CrawlArgs) -> Result<()> {
     if !c.links_rejected.is_empty() {
         let ev: Vec<String> = c.links_rejected.iter().map(|(k, v)| format!("{k} {v}")).collect();
         eprintln!("links not followed: {}", ev.join(", "));
+    }
+    if let Some(x) = &summary.exchange {
+        let ev: Vec<String> = x.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        eprintln!("link exchange: {}", ev.join(", "));
     }
     summary::print_scan(&summary.detection, &store)?;
     if let Some(path) = a.stats_json {

@@ -160,10 +160,27 @@ pub fn build_reviewed(
     cfg: &ReportConfig,
     filter: ReviewFilter,
 ) -> Result<(ThresholdInfo, Vec<ReportRow>)> {
-    let labels = if filter == ReviewFilter::All { LabelIndex::default() } else { store.label_index()? };
+    build_merged(&[store], names, cfg, filter)
+}
+
+/// A report over several stores as if they were one (`ditto report --store A --store B`,
+/// partitioned crawls and scans): thresholds over the union, equal verdicts
+/// (`crate::partitions`).
+pub fn build_merged(
+    stores: &[&Store],
+    names: &dyn SourceNames,
+    cfg: &ReportConfig,
+    filter: ReviewFilter,
+) -> Result<(ThresholdInfo, Vec<ReportRow>)> {
+    crate::partitions::check_same_label_set(stores)?;
+    let labels = if filter == ReviewFilter::All {
+        LabelIndex::default()
+    } else {
+        crate::partitions::label_index(stores)?
+    };
     match cfg.level {
-        Level::Neighborhood => neighborhoods(store, names, cfg, &labels, filter),
-        Level::Page => pages(store, names, cfg, &labels, filter),
+        Level::Neighborhood => neighborhoods(stores, names, cfg, &labels, filter),
+        Level::Page => pages(stores, names, cfg, &labels, filter),
     }
 }
 
@@ -176,7 +193,7 @@ fn threshold_info(stats: &MeanStd, choice: ThresholdChoice) -> ThresholdInfo {
 }
 
 fn neighborhoods(
-    store: &Store,
+    stores: &[&Store],
     names: &dyn SourceNames,
     cfg: &ReportConfig,
     labels: &LabelIndex,
@@ -184,13 +201,13 @@ fn neighborhoods(
 ) -> Result<(ThresholdInfo, Vec<ReportRow>)> {
     // Pass 1: μ and σ of badness over ALL neighborhoods (§6.3).
     let mut stats = MeanStd::default();
-    for n in store.neighborhoods() {
+    for n in crate::partitions::neighborhoods(stores) {
         stats.push(n?.1.badness());
     }
     let th = threshold_info(&stats, cfg.threshold);
     // Pass 2: those above it ("if badness(N) is greater than a threshold", §3.1 step 6).
     let mut flagged = Vec::new();
-    for n in store.neighborhoods() {
+    for n in crate::partitions::neighborhoods(stores) {
         let (name, acc) = n?;
         if acc.badness() > th.value && acc.pages >= cfg.min_pages && filter.keeps(labels, &name) {
             flagged.push((name, acc));
@@ -207,7 +224,7 @@ fn neighborhoods(
     }
     let mut rows = Vec::with_capacity(flagged.len());
     for (name, acc) in flagged {
-        let (sources, evidence) = evidence_under(store, &name, names, cfg)?;
+        let (sources, evidence) = evidence_under(stores, &name, names, cfg)?;
         rows.push(ReportRow {
             level: "neighborhood",
             neighborhood: name,
@@ -226,14 +243,14 @@ fn neighborhoods(
 
 /// Top sources and a few passages over the pages under a prefix.
 fn evidence_under(
-    store: &Store,
+    stores: &[&Store],
     prefix: &str,
     names: &dyn SourceNames,
     cfg: &ReportConfig,
 ) -> Result<(Vec<SourceRef>, Vec<EvidenceRow>)> {
     let mut per_source: HashMap<u32, u64> = HashMap::new();
     let mut evidence = Vec::new();
-    for p in store.pages_under(prefix) {
+    for p in crate::partitions::pages_under(stores, prefix) {
         let p = p?;
         for s in &p.sources {
             *per_source.entry(s.source).or_default() += s.chunks as u64;
@@ -272,19 +289,19 @@ fn top_sources(per_source: HashMap<u32, u64>, names: &dyn SourceNames, max: usiz
 }
 
 fn pages(
-    store: &Store,
+    stores: &[&Store],
     names: &dyn SourceNames,
     cfg: &ReportConfig,
     labels: &LabelIndex,
     filter: ReviewFilter,
 ) -> Result<(ThresholdInfo, Vec<ReportRow>)> {
     let mut stats = MeanStd::default();
-    for p in store.pages() {
+    for p in crate::partitions::pages_under(stores, "") {
         stats.push(p?.contains);
     }
     let th = threshold_info(&stats, cfg.threshold);
     let mut flagged = Vec::new();
-    for p in store.pages() {
+    for p in crate::partitions::pages_under(stores, "") {
         let p = p?;
         // A page goes with the label of its longest labeled neighborhood.
         if p.contains > th.value && filter.keeps(labels, &p.url) {

@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use url::Url;
 
 use crate::fetch::{parse_retry_after, FetchError, FetchErrorKind, FetchResponse, Fetcher};
+use crate::partition::PartitionRouter;
 use crate::politeness::{HostState, Outcome, PolitenessConfig};
 use crate::robots::{product_token, RobotsState, MAX_ROBOTS_BYTES};
 use crate::urls::{canonical_url, surt_host_key, OutOfScope, ScopeRules, TrapGuard};
@@ -91,11 +92,35 @@ pub struct LinkPolicy {
     pub traps: Mutex<TrapGuard>,
     pub max_depth: u32,
     rejected: Mutex<BTreeMap<&'static str, u64>>,
+    /// Partitioned crawls: links to hosts another partition owns go to it
+    /// (`crate::partition`).
+    pub partition: Option<Arc<PartitionRouter>>,
 }
 
 impl LinkPolicy {
     pub fn new(scope: ScopeRules, traps: TrapGuard, max_depth: u32) -> Self {
-        LinkPolicy { scope, traps: Mutex::new(traps), max_depth, rejected: Mutex::new(BTreeMap::new()) }
+        LinkPolicy {
+            scope,
+            traps: Mutex::new(traps),
+            max_depth,
+            rejected: Mutex::new(BTreeMap::new()),
+            partition: None,
+        }
+    }
+
+    /// Crawl one partition: see [`PartitionRouter`].
+    pub fn with_partition(mut self, router: Arc<PartitionRouter>) -> Self {
+        self.partition = Some(router);
+        self
+    }
+
+    /// Admitted entries this partition owns; the others are sent to their owners now
+    /// (before the caller commits the page that found them). All of them without partitions.
+    pub fn route(&self, entries: Vec<FrontierEntry>) -> Vec<FrontierEntry> {
+        match &self.partition {
+            Some(r) => r.route(entries),
+            None => entries,
+        }
     }
 
     /// A frontier entry for `href` found at `depth` with `priority`, or None (counted).
@@ -229,8 +254,13 @@ pub async fn crawl(
     let token = product_token(&fetcher.config().user_agent).to_string();
     let requeued = store.frontier_requeue_inflight()?;
     store.frontier_load_seen()?;
-    let seed_entries: Vec<FrontierEntry> =
+    let mut seed_entries: Vec<FrontierEntry> =
         seeds.iter().filter_map(|s| links.admit(None, s, 0, u32::MAX)).collect();
+    if let Some(r) = &links.partition {
+        // Every partition may be given the same seeds: each keeps those it owns.
+        seed_entries.retain(|e| r.owns(e));
+        r.start().map_err(exchange_error)?;
+    }
     store.frontier_add(&seed_entries)?;
 
     let limiter: Option<DefaultDirectRateLimiter> = cfg.global_rate.and_then(|r| {
@@ -277,6 +307,9 @@ pub async fn crawl(
         }
         let now = Instant::now();
         if last_refresh.is_none_or_older(now, Duration::from_millis(200)) {
+            if let Some(r) = &links.partition {
+                r.poll(&store).map_err(exchange_error)?;
+            }
             queued = store.frontier_hosts()?;
             // Best priority first; SURT order breaks ties, so runs are repeatable.
             queued.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -366,6 +399,9 @@ pub async fn crawl(
         counters.hosts_active.store(hosts.values().filter(|h| h.in_flight > 0).count() as u64, Relaxed);
         if started_any {
             idle_since = None;
+            if let Some(r) = &links.partition {
+                r.set_busy().map_err(exchange_error)?;
+            }
             continue;
         }
         // Hosts resting for long (robots.txt unavailable until its retry, or parked after
@@ -384,9 +420,17 @@ pub async fn crawl(
             let since = *idle_since.get_or_insert(now);
             let (_, tickets) = store.frontier_counts()?;
             if tickets == 0 || now.duration_since(since) >= cfg.idle_grace {
-                stopped_by = if queued.is_empty() { "frontier_exhausted" } else { "only_resting_hosts_left" }
-                    .to_string();
-                break;
+                // A partition also waits until no partition has work or links in transit.
+                let done = match &links.partition {
+                    Some(r) => r.idle_and_done().map_err(exchange_error)?,
+                    None => true,
+                };
+                if done {
+                    stopped_by =
+                        if queued.is_empty() { "frontier_exhausted" } else { "only_resting_hosts_left" }
+                            .to_string();
+                    break;
+                }
             }
             last_refresh = None;
         } else {
@@ -409,6 +453,11 @@ pub async fn crawl(
                 &token,
             )?;
             last_refresh = None;
+        }
+    }
+    if let Some(r) = &links.partition {
+        if stopped_by == "signal" || stopped_by == "max_pages" {
+            r.set_stopped().map_err(exchange_error)?;
         }
     }
     // Let fetches in flight finish and hand their pages on.
@@ -442,6 +491,11 @@ pub async fn crawl(
         links_rejected: links.rejected(),
         stopped_by,
     })
+}
+
+/// Exchange failures end the crawl like store failures do.
+fn exchange_error(e: crate::partition::ExchangeError) -> store::StoreError {
+    store::StoreError::External(e.to_string())
 }
 
 trait OlderExt {
@@ -619,7 +673,8 @@ fn handle_done(
                             e.hops = entry.hops + 1;
                             Some(e)
                         });
-                        store.frontier_finish(&entry.url, next.as_slice())?;
+                        let next = links.route(next.into_iter().collect());
+                        store.frontier_finish(&entry.url, &next)?;
                     }
                     200..=299
                         if !resp.truncated

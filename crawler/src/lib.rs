@@ -2,6 +2,7 @@
 //! priorities in (DESIGN.md).
 pub mod crawl;
 pub mod fetch;
+pub mod partition;
 pub mod politeness;
 pub mod robots;
 pub mod urls;

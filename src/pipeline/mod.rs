@@ -62,6 +62,18 @@ pub struct ScanStats {
 
 /// Run a scan of `cfg.inputs` into `store`, matching against `matcher`.
 pub fn run_scan(cfg: &ScanConfig, store: Arc<Store>, matcher: Matcher) -> Result<ScanStats> {
+    run_scan_partition(cfg, store, matcher, crawler::partition::Partition::SINGLE)
+}
+
+/// [`run_scan`] for one partition of a scan split over several processes: it reads the
+/// inputs numbered ≡ i (mod N) (`source_stage::run_partition`); `ditto report` merges the
+/// stores.
+pub fn run_scan_partition(
+    cfg: &ScanConfig,
+    store: Arc<Store>,
+    matcher: Matcher,
+    part: crawler::partition::Partition,
+) -> Result<ScanStats> {
     let plan = source_stage::plan(&cfg.inputs)?;
     let total = plan.total_bytes;
     let opts = source_stage::SourceOptions {
@@ -79,7 +91,7 @@ pub fn run_scan(cfg: &ScanConfig, store: Arc<Store>, matcher: Matcher) -> Result
         durable_batches: false,
     };
     run_pipeline(&settings, store, matcher, move |tx, skips, counters| {
-        source_stage::run(plan, opts, tx, &skips, &counters)
+        source_stage::run_partition(plan, opts, part, tx, &skips, &counters)
     })
 }
 

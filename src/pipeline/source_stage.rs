@@ -13,6 +13,7 @@ use super::metrics::{SkipReason, Skips};
 use super::stages::Input;
 use crate::source::dir::{self, DirSource};
 use crate::source::warc::WarcPages;
+use crawler::partition::Partition;
 
 /// Counters the progress display reads.
 #[derive(Debug, Default)]
@@ -92,12 +93,37 @@ pub fn run(
     skips: &Skips,
     c: &SourceCounters,
 ) -> Result<()> {
+    run_partition(plan, opts, Partition::SINGLE, tx, skips, c)
+}
+
+/// [`run`] for one partition of a scan split over N processes (`ditto scan --partition i/N`):
+/// the inputs are numbered in plan order — each WARC file and each single file is one
+/// input, and each file of a directory walk (sorted by name) is one input — and this
+/// partition reads those whose number ≡ i (mod N). Every partition walks directories whole
+/// (the other partitions' files are passed over); WARC files of others are not opened.
+pub fn run_partition(
+    plan: Plan,
+    opts: SourceOptions,
+    part: Partition,
+    tx: Sender<Input>,
+    skips: &Skips,
+    c: &SourceCounters,
+) -> Result<()> {
+    let mut unit = 0u64;
+    let mut mine = || {
+        let owned = part.owns_input(unit);
+        unit += 1;
+        owned
+    };
     let send = |page: Page| -> bool {
         c.pages_read.fetch_add(1, Relaxed);
         c.payload_bytes.fetch_add(page.body.len() as u64, Relaxed);
         tx.send(page.into()).is_ok()
     };
     for (path, kind) in plan.inputs {
+        if kind != InputKind::Dir && !mine() {
+            continue;
+        }
         match kind {
             InputKind::Warc => {
                 let mut pages = match WarcPages::open(&path) {
@@ -139,6 +165,9 @@ pub fn run(
                     }
                 };
                 for item in pages.by_ref() {
+                    if !mine() {
+                        continue;
+                    }
                     match item {
                         Ok(page) => {
                             c.input_bytes_done.fetch_add(page.body.len() as u64, Relaxed);

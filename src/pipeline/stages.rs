@@ -237,6 +237,9 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
                 links.push(e);
             }
         }
+        // Partitioned crawls: links to hosts another partition owns are sent to it now,
+        // before this page's batch is committed (so a crash cannot lose them).
+        links = ls.policy.route(links);
     }
     let fetched = p.ticket.map(|t| (t.url, t.host_key));
     let text = m.keep_text.then_some(p.doc.blocks);
