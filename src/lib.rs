@@ -13,6 +13,7 @@ pub mod origins_cmd;
 pub mod partitions;
 pub mod pipeline;
 pub mod quilts_cmd;
+pub mod recrawl;
 pub mod replicas;
 pub mod report;
 pub mod review;

@@ -63,6 +63,8 @@ enum Command {
     Crawl(Box<CrawlArgs>),
     /// Clusters of exact and near replicas among a store's pages (SimHash + shingle overlap).
     Replicas(ditto::replicas::ReplicasArgs),
+    /// Refresh a crawl fetching one page per replica cluster (members only when it changed).
+    Recrawl(Box<ditto::recrawl::RecrawlArgs>),
     /// Serve a review web page (loopback) to check suspicious neighborhoods and label them.
     Review(ditto::review::ReviewArgs),
     /// Export or import review labels as JSON Lines.
@@ -354,6 +356,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => stats(a),
         Command::Crawl(a) => crawl_cmd(*a),
         Command::Replicas(a) => ditto::replicas::run(a),
+        Command::Recrawl(a) => ditto::recrawl::run(*a),
         Command::Review(a) => ditto::review::run(a),
         Command::Labels(c) => ditto::review::labels_cmd(c),
         Command::Discover(a) => ditto::discover::discover(*a),
