@@ -209,6 +209,9 @@ pub fn load_for_scan(
             passage_chars: 300,
             links: None,
             keep_text: true,
+            near_dups: Some(Arc::new(crate::pipeline::stages::LiveNearDups::new(
+                crate::pipeline::stages::NEAR_DUP_K,
+            )?)),
         },
     })
 }

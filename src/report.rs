@@ -116,6 +116,10 @@ pub struct ReportRow {
     pub labeled_chunks: u64,
     pub sources: Vec<SourceRef>,
     pub evidence: Vec<EvidenceRow>,
+    /// Pages: the earlier page of the scan or crawl it is a SimHash near duplicate of
+    /// (`PageRecord::near_duplicate_of`); absent for neighborhoods and unmarked pages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub near_duplicate_of: Option<String>,
 }
 
 /// Which neighborhoods a report shows, given the review labels in the store
@@ -236,6 +240,7 @@ fn neighborhoods(
             labeled_chunks: acc.labeled_chunks,
             sources,
             evidence,
+            near_duplicate_of: None,
         });
     }
     Ok((th, rows))
@@ -347,6 +352,7 @@ fn pages(
                 labeled_chunks: p.labeled_chunks as u64,
                 sources: top_sources(per_source, names, cfg.sources),
                 evidence,
+                near_duplicate_of: p.near_duplicate_of.clone(),
             }
         })
         .collect();

@@ -2,7 +2,7 @@
 //! so they can be tested without threads: trap filter → clean → fingerprint → match.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crawler::crawl::LinkPolicy;
 use detector::clean::{sniff_kind, CleanedDoc};
@@ -151,6 +151,63 @@ pub struct Matcher {
     pub links: Option<LinkSettings>,
     /// Keep each page's cleaned text in the store (for evidence and later analyses).
     pub keep_text: bool,
+    /// Live near-duplicate marking (issue 12): each page's SimHash is looked up among the
+    /// pages matched before it; `None` turns it off.
+    pub near_dups: Option<Arc<LiveNearDups>>,
+}
+
+/// SimHash distance at or below which a page is marked a near duplicate of an earlier one
+/// (`ditto replicas --simhash-k`'s default, Manku et al.'s k = 3 for 64-bit keys).
+pub const NEAR_DUP_K: u32 = 3;
+
+/// The pages matched so far in a scan or crawl, as a Manku et al. near-duplicate index of
+/// their SimHashes (`detector::neardup`), for marking each new page as a near duplicate of
+/// an earlier one (`PageRecord::near_duplicate_of`).
+///
+/// "Earlier" is the order in which pages reach the match stage: with several match workers
+/// two near duplicates matched at once may mark either one. Pages without visible text are
+/// neither marked nor indexed (their SimHashes all agree). A URL is never its own near
+/// duplicate (a page refetched with a new body).
+pub struct LiveNearDups {
+    inner: Mutex<(detector::neardup::NearDupIndex, Vec<String>)>,
+}
+
+impl LiveNearDups {
+    /// An empty index of distance `k` (< 64).
+    pub fn new(k: u32) -> Result<LiveNearDups, detector::neardup::IndexError> {
+        let index =
+            detector::neardup::NearDupIndex::build(detector::neardup::IndexConfig::new(k), Vec::new())?;
+        Ok(LiveNearDups { inner: Mutex::new((index, Vec::new())) })
+    }
+
+    /// The URL of the nearest earlier page within k of `simhash` (the earliest among equally
+    /// near ones), then adds this page to the index.
+    pub fn check_insert(&self, url: &str, simhash: u64) -> Option<String> {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let (index, urls) = &mut *g;
+        let found = index
+            .query(simhash)
+            .into_iter()
+            .filter_map(|m| urls.get(m.id as usize))
+            .find(|u| u.as_str() != url)
+            .cloned();
+        if let Ok(id) = u32::try_from(urls.len()) {
+            if id < u32::MAX - 1 {
+                index.insert(simhash, id);
+                urls.push(url.to_string());
+            }
+        }
+        found
+    }
+
+    /// Pages indexed.
+    pub fn len(&self) -> usize {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).1.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// How a crawl orders the links it finds.
@@ -241,6 +298,10 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
         // before this page's batch is committed (so a crash cannot lose them).
         links = ls.policy.route(links);
     }
+    let near_duplicate_of = match (&m.near_dups, &p.replica.text_hash) {
+        (Some(nd), Some(_)) => nd.check_insert(&p.page.url, p.replica.simhash),
+        _ => None,
+    };
     let fetched = p.ticket.map(|t| (t.url, t.host_key));
     let text = m.keep_text.then_some(p.doc.blocks);
     PageWrite {
@@ -262,6 +323,7 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
             simhash: Some(p.replica.simhash),
             text_hash: p.replica.text_hash.as_ref().map(|h| detector::fingerprint::hex(h)),
             shingles: p.replica.shingles.len() as u32,
+            near_duplicate_of,
         },
         file_hash,
         fetched,
@@ -318,5 +380,24 @@ mod tests {
     fn shorten_collapses_and_cuts() {
         assert_eq!(shorten("  a \n b  ", 10), "a b");
         assert_eq!(shorten("abcdef", 3), "abc…");
+    }
+
+    #[test]
+    fn live_near_dups_mark_the_nearest_earlier_page() {
+        let nd = LiveNearDups::new(NEAR_DUP_K).unwrap();
+        assert_eq!(nd.check_insert("http://a/1", 0b1111_0000), None);
+        assert_eq!(nd.check_insert("http://a/2", 0xffff_0000_0000_0000), None);
+        // Distance 2 from the first page.
+        assert_eq!(nd.check_insert("http://b/1", 0b1111_0011).as_deref(), Some("http://a/1"));
+        // Distance 4 from everything: not marked.
+        assert_eq!(nd.check_insert("http://c/1", 0x0f00_0000_0000_0000), None);
+        // A URL refetched with a new body is not its own near duplicate.
+        assert_eq!(nd.check_insert("http://a/2", 0xffff_0000_0000_0001), None);
+        assert_eq!(nd.len(), 5);
+        // Beyond the pending list: the index rebuilds and keeps answering.
+        for i in 0..5000u64 {
+            nd.check_insert(&format!("http://x/{i}"), i.wrapping_mul(0x9e37_79b9_7f4a_7c15) | (1 << 40));
+        }
+        assert_eq!(nd.check_insert("http://d/1", 0b1111_0001).as_deref(), Some("http://a/1"));
     }
 }

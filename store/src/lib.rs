@@ -117,6 +117,11 @@ pub struct PageRecord {
     /// [`Store::shingles_of`]).
     #[serde(default)]
     pub shingles: u32,
+    /// URL of an earlier page of the same scan or crawl whose SimHash is within k (default 3)
+    /// of this one's, marked live in the match stage; `None` when there is none (or in
+    /// records written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub near_duplicate_of: Option<String>,
 }
 
 impl PageRecord {
@@ -495,6 +500,7 @@ mod tests {
                 simhash: None,
                 text_hash: None,
                 shingles: 0,
+                near_duplicate_of: None,
             },
             file_hash,
             neighborhoods: detector::neighborhoods(url),
