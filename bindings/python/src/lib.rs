@@ -1,0 +1,201 @@
+//! `ditto_detect._native`: the PyO3 module behind the `ditto-detect` Python package.
+//!
+//! A thin layer over `ditto::api`: a page goes through exactly the stage functions `ditto
+//! scan` and `ditto crawl` use, so verdicts are the same as ditto's own crawler gives. The
+//! GIL is released while a label set opens, while a page is detected and while the store
+//! writes, so a threaded crawler can detect on several pages at once.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ditto::api::{open_store, Detector, DetectorConfig, Verdict};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+create_exception!(_native, DittoError, PyException, "An error from ditto (label set, store, I/O).");
+
+fn err(e: anyhow::Error) -> PyErr {
+    DittoError::new_err(format!("{e:#}"))
+}
+
+/// Detection for one label set (`.dls`), shareable across threads.
+///
+/// Detector(labelset_path, default_stop_chunks=True, links=True)
+#[pyclass(module = "ditto_detect._native", name = "Detector", frozen)]
+struct PyDetector {
+    inner: Arc<Detector>,
+    labelset_path: PathBuf,
+}
+
+#[pymethods]
+impl PyDetector {
+    #[new]
+    #[pyo3(signature = (labelset_path, default_stop_chunks = true, links = true))]
+    fn new(py: Python<'_>, labelset_path: PathBuf, default_stop_chunks: bool, links: bool) -> PyResult<Self> {
+        let cfg = DetectorConfig { default_stop_chunks, links, ..DetectorConfig::default() };
+        let det = py.allow_threads(|| Detector::open(&labelset_path, cfg)).map_err(err)?;
+        Ok(PyDetector { inner: Arc::new(det), labelset_path })
+    }
+
+    /// Analyse one fetched page: `body` is the raw HTTP body, `content_type` the
+    /// Content-Type header (it carries the charset), `status` the HTTP status (pages that
+    /// are not 2xx are skipped, as in a crawl). Releases the GIL while detecting.
+    #[pyo3(signature = (url, body, content_type = None, status = 200))]
+    fn page(
+        &self,
+        py: Python<'_>,
+        url: &str,
+        body: &[u8],
+        content_type: Option<&str>,
+        status: u16,
+    ) -> PyResult<PyVerdict> {
+        let det = &self.inner;
+        let v = py.allow_threads(|| det.page_with_status(url, status, content_type, body)).map_err(err)?;
+        Ok(PyVerdict { inner: v })
+    }
+
+    /// The label set this detector was opened with.
+    #[getter]
+    fn labelset_path(&self) -> PathBuf {
+        self.labelset_path.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Detector({:?})", self.labelset_path.display().to_string())
+    }
+}
+
+/// What ditto says about one page.
+#[pyclass(module = "ditto_detect._native", name = "Verdict", frozen)]
+struct PyVerdict {
+    inner: Verdict,
+}
+
+#[pymethods]
+impl PyVerdict {
+    #[getter]
+    fn url(&self) -> &str {
+        &self.inner.url
+    }
+    /// Why the page was not analysed (`status_not_2xx`, `not_text`, …), or None.
+    #[getter]
+    fn skipped(&self) -> Option<&str> {
+        self.inner.skipped.as_deref()
+    }
+    /// contains(L_c, page): labeled chunk occurrences / chunk occurrences.
+    #[getter]
+    fn contains(&self) -> f64 {
+        self.inner.contains
+    }
+    #[getter]
+    fn chunks(&self) -> u32 {
+        self.inner.chunks
+    }
+    #[getter]
+    fn labeled_chunks(&self) -> u32 {
+        self.inner.labeled_chunks
+    }
+    /// SHA-1 of the body, hex.
+    #[getter]
+    fn file_hash(&self) -> &str {
+        &self.inner.file_hash
+    }
+    /// Labeled sources the page copies from: (id, title, url, chunks).
+    #[getter]
+    fn sources(&self) -> Vec<(u32, String, String, u32)> {
+        self.inner.sources.iter().map(|s| (s.id, s.title.clone(), s.url.clone(), s.chunks)).collect()
+    }
+    /// Copied passages: (source id, passage).
+    #[getter]
+    fn evidence(&self) -> Vec<(u32, String)> {
+        self.inner.evidence.clone()
+    }
+    /// Absolute outgoing links.
+    #[getter]
+    fn links(&self) -> Vec<String> {
+        self.inner.links.clone()
+    }
+    /// The neighborhoods (URL prefixes) the page counts in.
+    #[getter]
+    fn neighborhoods(&self) -> Vec<String> {
+        self.inner.neighborhoods.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        match &self.inner.skipped {
+            Some(why) => format!("Verdict(url={:?}, skipped={why:?})", self.inner.url),
+            None => format!(
+                "Verdict(url={:?}, contains={:.3}, labeled_chunks={}, chunks={}, sources={})",
+                self.inner.url,
+                self.inner.contains,
+                self.inner.labeled_chunks,
+                self.inner.chunks,
+                self.inner.sources.len()
+            ),
+        }
+    }
+}
+
+/// A ditto store (the directory `ditto report` and `ditto review` read), bound to a
+/// detector's label set. One process may have a store open at a time.
+///
+/// Store(path, detector)
+#[pyclass(module = "ditto_detect._native", name = "Store", frozen)]
+struct PyStore {
+    inner: store::Store,
+    detector: Arc<Detector>,
+    path: PathBuf,
+}
+
+#[pymethods]
+impl PyStore {
+    #[new]
+    fn new(py: Python<'_>, path: PathBuf, detector: &PyDetector) -> PyResult<Self> {
+        let det = detector.inner.clone();
+        let inner = py.allow_threads(|| open_store(&path, &det)).map_err(err)?;
+        Ok(PyStore { inner, detector: det, path })
+    }
+
+    /// Add a verdict to the store's pages and neighborhood accumulators. Skipped pages and
+    /// pages already stored (same URL and body) change nothing. Returns whether it was new.
+    fn add(&self, py: Python<'_>, verdict: &PyVerdict) -> PyResult<bool> {
+        let (det, store, v) = (&self.detector, &self.inner, &verdict.inner);
+        py.allow_threads(|| det.store(store, v)).map_err(err)
+    }
+
+    /// Write everything added so far to disk.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let store = &self.inner;
+        py.allow_threads(|| store.flush()).map_err(|e| err(e.into()))
+    }
+
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.flush(py)?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Store({:?})", self.path.display().to_string())
+    }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyDetector>()?;
+    m.add_class::<PyVerdict>()?;
+    m.add_class::<PyStore>()?;
+    m.add("DittoError", m.py().get_type::<DittoError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
