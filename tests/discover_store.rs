@@ -6,7 +6,7 @@ mod common;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use common::{run_ok, shared_data, wikipedia_labelset};
+use common::{run_ok, scan_site, shared_data, wikipedia_labelset};
 use detector::fingerprint::fingerprint_with_file_hash;
 use detector::{Normalization, Sha1Digest, StopList};
 use labelsets::{LabelSet, StopChunks};
@@ -41,18 +41,7 @@ fn scanned(tmp: &Path) -> (PathBuf, PathBuf) {
     }
     let labelset = wikipedia_labelset(tmp);
     let db = tmp.join("site.db");
-    run_ok(&[
-        "scan",
-        "--store",
-        db.to_str().unwrap(),
-        "--labelset",
-        labelset.to_str().unwrap(),
-        "--url-prefix",
-        "http://",
-        "--progress",
-        "none",
-        site.to_str().unwrap(),
-    ]);
+    scan_site(&db, &labelset, &site);
     (db, site)
 }
 

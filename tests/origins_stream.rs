@@ -181,18 +181,7 @@ fn ditto_origins_over_a_store() {
     c.push(b[0].clone());
     w("c.test/copy.html", &c);
     let db = tmp.path().join("o.db");
-    run_ok(&[
-        "scan",
-        "--store",
-        db.to_str().unwrap(),
-        "--labelset",
-        labelset.to_str().unwrap(),
-        "--url-prefix",
-        "http://",
-        "--progress",
-        "none",
-        site.to_str().unwrap(),
-    ]);
+    scan_site(&db, &labelset, &site);
     for extra in [
         &["--exact"][..],
         &["--memory", "1MB"],

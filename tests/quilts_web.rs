@@ -174,18 +174,7 @@ fn quilted_pages_are_found_at_the_pivot() {
     let site = tmp.path().join("site");
     let truth = build(&site);
     let db = tmp.path().join("crawl.db");
-    run_ok(&[
-        "scan",
-        "--store",
-        db.to_str().unwrap(),
-        "--labelset",
-        labelset.to_str().unwrap(),
-        "--url-prefix",
-        "http://",
-        "--progress",
-        "none",
-        site.to_str().unwrap(),
-    ]);
+    scan_site(&db, &labelset, &site);
 
     let pivot = quilted(&db, &[], &truth);
     let keep = quilted(&db, &["--keep-templates"], &truth);

@@ -73,18 +73,7 @@ fn exactly_the_copying_neighborhoods_are_flagged_with_their_sources() {
     }
 
     let db = tmp.path().join("crawl.db");
-    run_ok(&[
-        "scan",
-        "--store",
-        db.to_str().unwrap(),
-        "--labelset",
-        labelset.to_str().unwrap(),
-        "--url-prefix",
-        "http://",
-        "--progress",
-        "none",
-        site.to_str().unwrap(),
-    ]);
+    scan_site(&db, &labelset, &site);
     let out = run_ok(&["report", "--store", db.to_str().unwrap(), "--format", "jsonl", "--sources", "10"]);
     let rows: Vec<serde_json::Value> =
         String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();

@@ -58,3 +58,19 @@ pub fn article_paragraphs(name: &str, min: usize) -> Vec<String> {
         .map(|p| format!("<p>{p}</p>"))
         .collect()
 }
+
+/// `ditto scan` of a directory whose subfolders are host names (`--url-prefix http://`).
+pub fn scan_site(db: &Path, labelset: &Path, site: &Path) -> Output {
+    run_ok(&[
+        "scan",
+        "--store",
+        db.to_str().unwrap(),
+        "--labelset",
+        labelset.to_str().unwrap(),
+        "--url-prefix",
+        "http://",
+        "--progress",
+        "none",
+        site.to_str().unwrap(),
+    ])
+}
