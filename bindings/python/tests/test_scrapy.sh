@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The Scrapy plug-in end to end: build the ditto-detect wheel with maturin, install it and
+# Scrapy in a fresh virtualenv, serve ditto's demo web on loopback, crawl it once with
+# `ditto crawl` and once with a Scrapy spider using ditto_detect.scrapy.DittoPipeline, and
+# check that `ditto report` over the Scrapy-built store flags exactly the expected
+# neighborhoods, the same as over ditto's own crawl. Then measure the pipeline's overhead.
+#
+#   bindings/python/tests/test_scrapy.sh        (DITTO=path/to/ditto, default target/release/ditto)
+#
+# Exit 77 when no Python >= 3.9 with venv is available (the Rust test reports a skip).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+PKG=$ROOT/bindings/python
+DITTO=${DITTO:-$ROOT/target/release/ditto}
+WORK=${DITTO_PY_WORK:-$ROOT/target/python-plugin-test}
+PYTHON=${PYTHON:-python3}
+export CARGO_TARGET_DIR=${DITTO_PY_TARGET:-$ROOT/target/python-plugin}
+
+if ! "$PYTHON" -c 'import sys, venv; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; then
+    echo "SKIP: no Python >= 3.9 with venv ($PYTHON)" >&2
+    exit 77
+fi
+[ -x "$DITTO" ] || { echo "no ditto binary at $DITTO (cargo build --release)" >&2; exit 1; }
+
+say() { echo "== $*" >&2; }
+rm -rf "$WORK"
+mkdir -p "$WORK"
+
+# 1. maturin in a tool venv (kept between runs), the wheel, a fresh venv with it + Scrapy.
+TOOLS=$CARGO_TARGET_DIR/tools-venv
+if [ ! -x "$TOOLS/bin/maturin" ]; then
+    say "installing maturin into $TOOLS"
+    "$PYTHON" -m venv "$TOOLS"
+    "$TOOLS/bin/pip" install -q "maturin>=1.5,<2"
+fi
+say "building the wheel"
+"$TOOLS/bin/maturin" build --release --quiet -m "$PKG/Cargo.toml" -o "$WORK/wheels" >&2
+WHEEL=$(ls "$WORK"/wheels/ditto_detect-*.whl)
+case "$WHEEL" in *abi3*) ;; *) echo "not an abi3 wheel: $WHEEL" >&2; exit 1 ;; esac
+say "fresh venv with $(basename "$WHEEL") and scrapy"
+"$PYTHON" -m venv "$WORK/venv"
+VPY=$WORK/venv/bin/python
+"$VPY" -m pip install -q "$WHEEL" "scrapy>=2.6"
+
+# 2. The API on its own (no web).
+"$VPY" "$PKG/tests/test_api.py" "$DITTO"
+
+# 3. The demo web on a free loopback port; it writes the demo label set.
+PORT=$("$VPY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$DITTO" demo --serve "127.0.0.1:$PORT" --out "$WORK/demo" >"$WORK/serve.log" 2>&1 &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do
+    grep -q "demo web on" "$WORK/serve.log" 2>/dev/null && break
+    kill -0 $SERVER 2>/dev/null || { cat "$WORK/serve.log" >&2; exit 1; }
+    sleep 0.1
+done
+grep -q "demo web on" "$WORK/serve.log" || { echo "demo web did not start" >&2; exit 1; }
+LABELSET=$WORK/demo/wikipedia-demo.dls
+
+# 4. ditto's own crawl.
+say "ditto crawl"
+"$DITTO" crawl --store "$WORK/crawl.db" --labelset "$LABELSET" --resolve "*.demo.test=127.0.0.1:$PORT" \
+    --seed http://wiki.demo.test/ --seed http://blog.demo.test/ --min-delay-ms 20 \
+    --user-agent 'ditto-test/0.1 (+https://example.org/bot)' --progress none >"$WORK/crawl.log" 2>&1
+
+# 5. The Scrapy crawl with the pipeline. Hosts reach loopback through a plain HTTP proxy
+#    setting (the demo server answers absolute-form requests by their Host).
+say "scrapy crawl with DittoPipeline"
+cd "$PKG/tests/scrapy_demo"
+export http_proxy=http://127.0.0.1:$PORT no_proxy= NO_PROXY= HTTP_PROXY=http://127.0.0.1:$PORT
+export DITTO_LABELSET=$LABELSET DITTO_STORE=$WORK/scrapy.db
+"$WORK/venv/bin/scrapy" crawl demo -O "$WORK/items.jsonl" >"$WORK/scrapy.log" 2>&1 \
+    || { tail -30 "$WORK/scrapy.log" >&2; exit 1; }
+
+# 6. Reports: the same neighborhoods, and exactly the expected ones.
+for s in crawl scrapy; do
+    "$DITTO" report --store "$WORK/$s.db" --format jsonl >"$WORK/$s.report.jsonl"
+    "$DITTO" report --store "$WORK/$s.db" --format table >&2
+done
+"$VPY" - "$WORK" <<'PY'
+import json, sys
+work = sys.argv[1]
+def rows(name):
+    keep = ("neighborhood", "badness", "pages", "chunks", "labeled_chunks", "sources")
+    rs = [json.loads(l) for l in open(f"{work}/{name}.report.jsonl") if l.strip()]
+    return sorted(({k: r[k] for k in keep} for r in rs), key=lambda r: r["neighborhood"])
+crawl_rows, scrapy_rows = rows("crawl"), rows("scrapy")
+crawl = [r["neighborhood"] for r in crawl_rows]
+scrapy = [r["neighborhood"] for r in scrapy_rows]
+expected = sorted([
+    "http://farm.demo.test/articles/", "http://mirror.demo.test/articles/",
+    "http://near.demo.test/articles/", "http://wiki.demo.test/", "http://wiki.demo.test/wiki/",
+])
+items = [json.loads(l) for l in open(f"{work}/items.jsonl")]
+assert items and all("ditto" in i and "body" not in i for i in items), "items lack the ditto field"
+print(f"scrapy: {len(items)} page items; flagged {scrapy}", file=sys.stderr)
+assert scrapy == expected, f"scrapy store flags {scrapy}, expected {expected}"
+assert crawl == expected, f"ditto crawl flags {crawl}, expected {expected}"
+# The flagged neighborhoods hold the same pages with the same verdicts: badness, counts and
+# sources equal (the thresholds differ: Scrapy's depth limit fetches other trap pages).
+assert scrapy_rows == crawl_rows, f"scrapy {scrapy_rows} != crawl {crawl_rows}"
+PY
+say "PASS: ditto report over the Scrapy store flags the same neighborhoods as over ditto crawl"
+
+# 7. Optional: overhead figures for BENCHMARKS.md (DITTO_PY_BENCH=1).
+if [ "${DITTO_PY_BENCH:-0}" = 1 ]; then
+    say "benchmark: per-page detect time"
+    "$VPY" "$PKG/tests/bench_detect.py" "$LABELSET" "$WORK/items.jsonl" | tee "$WORK/bench_detect.json"
+    say "benchmark: Scrapy pages/s without and with the pipeline (no download delay, 8 per host)"
+    for rep in 1 2 3; do
+        for pipe in 0 1; do
+            rm -rf "$WORK/bench.db"
+            DITTO_PIPELINE=$pipe DITTO_STORE=$WORK/bench.db DOWNLOAD_DELAY=0 \
+                "$WORK/venv/bin/scrapy" crawl demo -s CONCURRENT_REQUESTS_PER_DOMAIN=8 \
+                -O "$WORK/bench-$pipe.jsonl" >"$WORK/bench.log" 2>&1
+            "$VPY" - "$WORK/bench.log" "$pipe" "$rep" <<'PY' | tee -a "$WORK/bench_scrapy.txt"
+import re, sys
+log = open(sys.argv[1]).read()
+n = int(re.search(r"'item_scraped_count': (\d+)", log).group(1))
+dt = float(re.search(r"'elapsed_time_seconds': ([0-9.]+)", log).group(1))
+print(f"pipeline={sys.argv[2]} rep={sys.argv[3]} pages={n} elapsed={dt:.2f}s pages/s={n / dt:.1f}")
+PY
+        done
+    done
+fi
