@@ -335,6 +335,12 @@ struct ReportArgs {
     /// Also neighborhoods labeled `false-positive` or `legitimate-mirror` (left out by default).
     #[arg(long)]
     all: bool,
+    /// Pages: add `near_duplicate_of` (the earlier page of the scan or crawl whose SimHash is
+    /// within 3 bits, marked live). Off by default: which of two near duplicates is "earlier"
+    /// depends on the order pages were matched (threads, partitions, resumes), and the report
+    /// is otherwise the same however the store was written.
+    #[arg(long)]
+    near_dups: bool,
 }
 
 #[derive(Args)]
@@ -446,7 +452,12 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
         (_, true) => report::ReviewFilter::All,
         _ => report::ReviewFilter::HideDismissed,
     };
-    let (th, rows) = report::build_merged(&stores, names.as_ref(), &cfg, filter)?;
+    let (th, mut rows) = report::build_merged(&stores, names.as_ref(), &cfg, filter)?;
+    if !a.near_dups {
+        for r in &mut rows {
+            r.near_duplicate_of = None;
+        }
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     report::write(&mut out, a.format, &th, &rows)?;

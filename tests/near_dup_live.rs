@@ -73,8 +73,18 @@ fn scanning_the_reuse_tree_marks_known_near_pairs() {
     assert!(precision >= 0.9, "too many marks outside the truth: {by_kind:?}");
 
     // The page report (every page with contains > 0) shows the field as stored.
-    let out =
-        run_ok(&["report", "--store", db_s, "--level", "page", "--threshold", "0", "--format", "jsonl"]);
+    let out = run_ok(&[
+        "report",
+        "--store",
+        db_s,
+        "--level",
+        "page",
+        "--threshold",
+        "0",
+        "--format",
+        "jsonl",
+        "--near-dups",
+    ]);
     let mut shown = 0;
     for line in String::from_utf8(out.stdout).unwrap().lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
@@ -99,7 +109,16 @@ fn scanning_the_reuse_tree_marks_known_near_pairs() {
     }
     let db2 = tmp.path().join("copies.db");
     scan_site(&db2, &labels, &site);
-    let out = run_ok(&["report", "--store", db2.to_str().unwrap(), "--level", "page", "--threshold", "0"]);
+    let out = run_ok(&[
+        "report",
+        "--store",
+        db2.to_str().unwrap(),
+        "--level",
+        "page",
+        "--threshold",
+        "0",
+        "--near-dups",
+    ]);
     let rows: Vec<serde_json::Value> =
         String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(rows.len(), 2, "{rows:?}");
@@ -112,4 +131,7 @@ fn scanning_the_reuse_tree_marks_known_near_pairs() {
     let (url, other) = marked[0];
     assert_ne!(Some(*url), *other);
     assert!(other.is_some_and(|o| o.starts_with("http://copies.test/")), "{marks:?}");
+    // Without --near-dups the report leaves the (order-dependent) field out.
+    let out = run_ok(&["report", "--store", db2.to_str().unwrap(), "--level", "page", "--threshold", "0"]);
+    assert!(!String::from_utf8(out.stdout).unwrap().contains("near_duplicate_of"));
 }
