@@ -134,4 +134,20 @@ fn scanning_the_reuse_tree_marks_known_near_pairs() {
     // Without --near-dups the report leaves the (order-dependent) field out.
     let out = run_ok(&["report", "--store", db2.to_str().unwrap(), "--level", "page", "--threshold", "0"]);
     assert!(!String::from_utf8(out.stdout).unwrap().contains("near_duplicate_of"));
+
+    // A later scan into the same store counts the stored pages as earlier.
+    let site2 = tmp.path().join("site2");
+    std::fs::create_dir_all(site2.join("copies.test")).unwrap();
+    let html = format!("<html><head><title>Albedo</title></head><body>{body}<p>Third copy</p></body></html>");
+    std::fs::write(site2.join("copies.test/c.html"), html).unwrap();
+    scan_site(&db2, &labels, &site2);
+    let store = store::Store::open(&db2).unwrap();
+    let c = store.pages().map(|p| p.unwrap()).find(|p| p.url == "http://copies.test/c.html").unwrap();
+    assert!(
+        c.near_duplicate_of
+            .as_deref()
+            .is_some_and(|o| o == "http://copies.test/a.html" || o == "http://copies.test/b.html"),
+        "{:?}",
+        c.near_duplicate_of
+    );
 }

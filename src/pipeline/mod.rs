@@ -125,6 +125,18 @@ where
         + 'static,
 {
     let start = Instant::now();
+    // Live near-duplicate marking: pages stored before (a resumed crawl or scan, or another
+    // scan into the same store) count as earlier pages.
+    if let Some(nd) = &matcher.near_dups {
+        let mut earlier = Vec::new();
+        for rec in store.pages() {
+            let rec = rec?;
+            if let (Some(simhash), Some(_)) = (rec.simhash, &rec.text_hash) {
+                earlier.push((rec.url, simhash));
+            }
+        }
+        nd.load(earlier);
+    }
     let threads = cfg.threads.max(1);
     let cap = 16 * threads;
     let skips = Arc::new(Skips::default());

@@ -200,6 +200,34 @@ impl LiveNearDups {
         found
     }
 
+    /// Adds pages stored before this run (one index rebuild, no lookups).
+    pub fn load(&self, pages: Vec<(String, u64)>) {
+        if pages.is_empty() {
+            return;
+        }
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let (index, urls) = &mut *g;
+        let mut items: Vec<(u64, u32)> = Vec::with_capacity(pages.len());
+        for (url, simhash) in pages {
+            let Ok(id) = u32::try_from(urls.len()) else { break };
+            if id >= u32::MAX - 1 {
+                break;
+            }
+            items.push((simhash, id));
+            urls.push(url);
+        }
+        if index.is_empty() {
+            match detector::neardup::NearDupIndex::build(index.config(), items) {
+                Ok(built) => *index = built,
+                Err(e) => eprintln!("warning: near-duplicate index not loaded: {e}"),
+            }
+        } else {
+            for (key, id) in items {
+                index.insert(key, id);
+            }
+        }
+    }
+
     /// Pages indexed.
     pub fn len(&self) -> usize {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).1.len()
@@ -399,5 +427,16 @@ mod tests {
             nd.check_insert(&format!("http://x/{i}"), i.wrapping_mul(0x9e37_79b9_7f4a_7c15) | (1 << 40));
         }
         assert_eq!(nd.check_insert("http://d/1", 0b1111_0001).as_deref(), Some("http://a/1"));
+    }
+
+    #[test]
+    fn live_near_dups_count_loaded_pages_as_earlier() {
+        let nd = LiveNearDups::new(NEAR_DUP_K).unwrap();
+        nd.load(vec![("http://old/1".into(), 0xabcd), ("http://old/2".into(), 0xffff_0000)]);
+        assert_eq!(nd.len(), 2);
+        assert_eq!(nd.check_insert("http://new/1", 0xabce).as_deref(), Some("http://old/1"));
+        assert_eq!(nd.check_insert("http://old/2", 0xffff_0000), None, "itself, refetched");
+        nd.load(vec![("http://old/3".into(), 0x1234_5678_0000)]);
+        assert_eq!(nd.check_insert("http://new/2", 0x1234_5678_0001).as_deref(), Some("http://old/3"));
     }
 }
