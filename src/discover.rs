@@ -812,20 +812,42 @@ pub fn export_chunks_csv(store_path: &Path, stops: &StopChunks, w: &mut impl Wri
     Ok(rows)
 }
 
+/// The rows of [`export_chunks_csv`] as Parquet (schema in docs/report-schema.md).
+#[cfg(feature = "parquet")]
+pub fn export_chunks_parquet(store_path: &Path, stops: &StopChunks, f: File) -> Result<u64> {
+    let mut w = crate::parquet_export::ChunkWriter::new(f)?;
+    for_each_page(&Corpus::Store(store_path.to_path_buf()), false, |p| {
+        let host = detector::page::host_of(&p.url);
+        let hood = detector::neighborhoods(&p.url).pop().unwrap_or_default();
+        for h in &p.chunks {
+            w.push(&hex(h), &p.url, host, &hood, stops.is_stop(h))?;
+        }
+        Ok(())
+    })?;
+    w.finish()
+}
+
 /// `ditto export`.
 pub fn export(c: ExportCommand) -> Result<()> {
     let ExportCommand::Chunks(a) = c;
-    if a.format == ExportFormat::Parquet {
-        bail!(
-            "--format parquet needs ditto built with the `parquet` cargo feature, which is not \
-             built yet; use --format csv"
-        );
+    if a.format == ExportFormat::Parquet && !cfg!(feature = "parquet") {
+        bail!("{}; use --format csv", crate::report::PARQUET_MISSING);
     }
     let store = Store::open(&a.store).with_context(|| format!("opening store {}", a.store.display()))?;
     let norm = store_normalization(&store)?;
     drop(store);
     let stops = load_stops(norm, &a.stop_chunks, a.no_default_stop_chunks)?;
     let mut rows = 0;
+    #[cfg(feature = "parquet")]
+    if a.format == ExportFormat::Parquet {
+        let path = crate::parquet_export::chunks_output_file(&a.output)?;
+        crate::parquet_export::write_atomically(&path, |f| {
+            rows = export_chunks_parquet(&a.store, &stops, f)?;
+            Ok(())
+        })?;
+        eprintln!("{rows} chunk occurrences written to {}", path.display());
+        return Ok(());
+    }
     write_atomically(&a.output, |w| {
         rows = export_chunks_csv(&a.store, &stops, w)?;
         Ok(())

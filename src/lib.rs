@@ -10,6 +10,8 @@ pub mod discover;
 pub mod labels;
 pub mod metrics_http;
 pub mod origins_cmd;
+#[cfg(feature = "parquet")]
+pub mod parquet_export;
 pub mod partitions;
 pub mod pipeline;
 pub mod quilts_cmd;

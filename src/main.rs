@@ -305,8 +305,12 @@ struct ReportArgs {
     /// scans): thresholds over their union, the verdicts of a single store holding it all.
     #[arg(long, required = true)]
     store: Vec<PathBuf>,
+    /// `parquet` needs `-o FILE` and a build with `--features parquet`.
     #[arg(long, value_enum, default_value = "jsonl")]
     format: Format,
+    /// Write to this file instead of stdout.
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
     /// Report neighborhoods (URL prefixes) or single pages.
     #[arg(long, value_enum, default_value = "neighborhood")]
     level: Level,
@@ -458,10 +462,21 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
             r.near_duplicate_of = None;
         }
     }
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    report::write(&mut out, a.format, &th, &rows)?;
-    out.flush()?;
+    match (a.format, &a.output) {
+        (Format::Parquet, Some(path)) => report::write_parquet(path, &th, &rows)?,
+        (_, Some(path)) => {
+            let f = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+            let mut out = std::io::BufWriter::new(f);
+            report::write(&mut out, a.format, &th, &rows)?;
+            out.flush()?;
+        }
+        (_, None) => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            report::write(&mut out, a.format, &th, &rows)?;
+            out.flush()?;
+        }
+    }
     if a.format != Format::Table {
         eprintln!(
             "{} {} above threshold {:.4} ({}: mean {:.4}, sd {:.4}, over {})",

@@ -35,6 +35,8 @@ pub enum Format {
     Jsonl,
     Csv,
     Table,
+    /// Needs `-o FILE` and ditto built with `--features parquet`.
+    Parquet,
 }
 
 /// How the threshold is chosen.
@@ -396,6 +398,10 @@ pub fn write(out: &mut dyn Write, format: Format, th: &ThresholdInfo, rows: &[Re
                 writeln!(out, "{line}")?;
             }
         }
+        Format::Parquet if cfg!(feature = "parquet") => {
+            anyhow::bail!("--format parquet writes a file: give -o FILE")
+        }
+        Format::Parquet => anyhow::bail!("{PARQUET_MISSING}"),
         Format::Table => {
             writeln!(
                 out,
@@ -436,6 +442,22 @@ pub fn write(out: &mut dyn Write, format: Format, th: &ThresholdInfo, rows: &[Re
     }
     Ok(())
 }
+
+/// Write rows as Parquet to `path` (schema in docs/report-schema.md).
+#[cfg(feature = "parquet")]
+pub fn write_parquet(path: &std::path::Path, th: &ThresholdInfo, rows: &[ReportRow]) -> Result<()> {
+    crate::parquet_export::write_report(path, th, rows)
+}
+
+/// Without the `parquet` feature: an error saying how to get it.
+#[cfg(not(feature = "parquet"))]
+pub fn write_parquet(_: &std::path::Path, _: &ThresholdInfo, _: &[ReportRow]) -> Result<()> {
+    anyhow::bail!("{PARQUET_MISSING}")
+}
+
+/// The error for `--format parquet` in a build without the `parquet` feature.
+pub const PARQUET_MISSING: &str = "--format parquet needs ditto built with the `parquet` cargo feature \
+     (cargo build --release --features parquet); this build has only jsonl/csv";
 
 fn source_label(id: u32, title: &Option<String>) -> String {
     title.clone().unwrap_or_else(|| format!("#{id}"))
