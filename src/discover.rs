@@ -106,6 +106,16 @@ pub enum StopchunksCommand {
     /// list for a person to review: delete the lines that are NOT benign, then pass the file
     /// to `--stop-chunks`.
     Suggest(SuggestArgs),
+    /// Write the store's reviewed stop chunks (added on the review page from `false-positive`
+    /// evidence) in the stop-list text format, for `--stop-chunks` elsewhere.
+    Export(StopchunksExportArgs),
+}
+
+/// `ditto stopchunks export`.
+#[derive(Args, Debug, Clone)]
+pub struct StopchunksExportArgs {
+    #[arg(long)]
+    pub store: PathBuf,
 }
 
 /// `ditto stopchunks suggest`.
@@ -744,9 +754,46 @@ pub fn write_suggestions(
     Ok(())
 }
 
+/// Write a store's reviewed stop chunks in the stop-list text format; returns how many.
+pub fn write_reviewed_stops(w: &mut impl Write, store: &Store) -> Result<u64> {
+    let norm = store_normalization(store)?;
+    writeln!(w, "# ditto reviewed stop chunks (false-positive evidence marked on the review page)")?;
+    writeln!(w, "# Normalization: {norm}")?;
+    let mut n = 0;
+    for r in store.reviewed_stop_chunks() {
+        let (h, c) = r?;
+        writeln!(w)?;
+        writeln!(
+            w,
+            "# from {} by {} at {}",
+            c.neighborhood.replace(['\n', '\r'], " "),
+            c.reviewer.replace(['\n', '\r'], " "),
+            c.time
+        )?;
+        match stop_list_line(&c.text, norm, &h) {
+            Some(line) => writeln!(w, "{line}")?,
+            None => writeln!(w, "# sha1 {} cannot be written as one line here", hex(&h))?,
+        }
+        n += 1;
+    }
+    Ok(n)
+}
+
 /// `ditto stopchunks`.
 pub fn stopchunks(c: StopchunksCommand) -> Result<()> {
-    let StopchunksCommand::Suggest(a) = c;
+    let a = match c {
+        StopchunksCommand::Suggest(a) => a,
+        StopchunksCommand::Export(a) => {
+            let store =
+                Store::open(&a.store).with_context(|| format!("opening store {}", a.store.display()))?;
+            let stdout = io::stdout();
+            let mut w = io::BufWriter::new(stdout.lock());
+            let n = write_reviewed_stops(&mut w, &store)?;
+            w.flush()?;
+            eprintln!("{n} reviewed stop chunks");
+            return Ok(());
+        }
+    };
     let store = Store::open(&a.store).with_context(|| format!("opening store {}", a.store.display()))?;
     let norm = store_normalization(&store)?;
     drop(store);

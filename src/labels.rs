@@ -216,6 +216,29 @@ pub fn load_for_scan(
     })
 }
 
+/// Adds the store's reviewed stop chunks (`ditto review`: `false-positive` evidence, key
+/// prefix `x/`) to a scan's stop lists, beside the built-in and `--stop-chunks` lists.
+/// Returns how many there are.
+pub fn add_store_stops(loaded: &mut Loaded, store: &Store) -> Result<usize> {
+    let mut reviewed = StopChunks::new(loaded.normalization);
+    for r in store.reviewed_stop_chunks() {
+        reviewed.add_digest(r?.0);
+    }
+    let n = reviewed.len();
+    if n > 0 {
+        let before = loaded.matcher.stops.clone();
+        loaded.matcher.stops = Arc::new(WithReviewed(before, reviewed));
+    }
+    Ok(n)
+}
+
+struct WithReviewed(Arc<dyn StopList + Send + Sync>, StopChunks);
+impl StopList for WithReviewed {
+    fn is_stop(&self, h: &Sha1Digest) -> bool {
+        self.0.is_stop(h) || self.1.is_stop(h)
+    }
+}
+
 struct LabelSetNames(LabelSet);
 impl SourceNames for LabelSetNames {
     fn name(&self, id: u32) -> Option<(String, String)> {

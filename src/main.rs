@@ -406,7 +406,7 @@ fn scan(a: ScanArgs) -> Result<()> {
     if threads == 0 {
         bail!("--threads must be at least 1");
     }
-    let loaded = labels::load_for_scan(
+    let mut loaded = labels::load_for_scan(
         &a.labelset,
         a.file_labelset.as_deref(),
         &a.stop_chunks,
@@ -414,6 +414,7 @@ fn scan(a: ScanArgs) -> Result<()> {
     )?;
     let store = Arc::new(Store::open(&a.store)?);
     store.bind_label_set(&loaded.identity)?;
+    labels::add_store_stops(&mut loaded, &store)?;
     store.set_meta("labelset_path", &std::fs::canonicalize(&a.labelset)?.display().to_string())?;
     let cfg = ScanConfig {
         inputs: a.inputs,
@@ -516,8 +517,9 @@ fn crawl_cmd(a: CrawlArgs) -> Result<()> {
     if seeds.is_empty() && a.partition.is_none() && store.frontier_counts()? == (0, 0) {
         bail!("no seeds: give --seeds FILE or --seed URL (or resume a store with a frontier)");
     }
-    let loaded = labels::load_for_scan(&a.labelset, None, &[], true)?;
+    let mut loaded = labels::load_for_scan(&a.labelset, None, &[], true)?;
     store.bind_label_set(&loaded.identity)?;
+    labels::add_store_stops(&mut loaded, &store)?;
     store.set_meta("labelset_path", &std::fs::canonicalize(&a.labelset)?.display().to_string())?;
     let threads =
         a.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2));

@@ -130,5 +130,12 @@ pub fn print_scan(st: &ScanStats, store: &Store) -> Result<()> {
         s.neighborhood_badness_mean,
         s.neighborhood_badness_sd
     );
+    let reviewed = store.reviewed_stop_chunks().count();
+    if reviewed > 0 {
+        eprintln!(
+            "stop chunks: {reviewed} reviewed stop chunks from the store (ditto review) left out of matching, \
+             besides the stop lists given"
+        );
+    }
     Ok(())
 }

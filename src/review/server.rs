@@ -69,6 +69,12 @@ impl Names {
         self.0.as_ref()?.lookup_text(raw)
     }
 
+    /// The chunk hash of a raw text block under the label set's normalization.
+    fn chunk_hash(&self, raw: &str) -> Option<detector::Sha1Digest> {
+        let ls = self.0.as_ref()?;
+        Some(detector::fingerprint::chunk_hash(&ls.normalization().apply(raw)))
+    }
+
     /// The source as a link to where the label set has it from (title, or `#id`).
     fn link(&self, id: u32) -> String {
         match self.name(id) {
@@ -116,6 +122,26 @@ pub struct LabelForm {
     #[serde(default)]
     pub back: String,
 }
+
+/// `POST /stopchunks/add`: a `false-positive` neighborhood's copied chunks become reviewed
+/// stop chunks.
+#[derive(Debug, Deserialize)]
+pub struct StopAddForm {
+    #[serde(default)]
+    pub csrf: String,
+    pub neighborhood: String,
+}
+
+/// `POST /stopchunks/remove`: take one chunk off the reviewed stop list.
+#[derive(Debug, Deserialize)]
+pub struct StopRemoveForm {
+    #[serde(default)]
+    pub csrf: String,
+    pub sha1: String,
+}
+
+/// Pages read when collecting a neighborhood's copied chunks for the stop list.
+const STOP_SCAN: usize = 10_000;
 
 /// (source id, labeled chunks), most first.
 type TopSources = Arc<Vec<(u32, u64)>>;
@@ -462,6 +488,17 @@ impl Review {
         w!(s, "<p>review: {}</p>", self.state_cell(&labels, name));
         let back = format!("/n?name={}", pct(name));
         s.push_str(&self.label_form(name, &back, true));
+        if labels.effective(name).is_some_and(|l| l.label == Verdict::FalsePositive) {
+            w!(
+                s,
+                "<form class=\"stopadd\" method=\"post\" action=\"/stopchunks/add\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
+                 <input type=\"hidden\" name=\"neighborhood\" value=\"{}\"><button>add its copied chunks to the stop list</button> \
+                 <small class=\"muted\">false positive: its labeled chunks become reviewed stop chunks, left out of later \
+                 scans and crawls of this store (<a href=\"/stopchunks\">stop list</a>, each removable)</small></form>",
+                esc(&self.csrf),
+                esc(name)
+            );
+        }
         let src = self.sources_of(name);
         if !src.is_empty() {
             s.push_str("<h2>Top sources</h2><ul>");
@@ -648,7 +685,7 @@ impl Review {
         format!(
             "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\
              <meta name=\"referrer\" content=\"no-referrer\"><style nonce=\"{n}\">{STYLE}</style></head>\
-             <body><header><a href=\"/\">ditto review</a> <span class=\"muted\">reviewer: {} · keys: j/k move, \
+             <body><header><a href=\"/\">ditto review</a> <a href=\"/stopchunks\">stop chunks</a> <span class=\"muted\">reviewer: {} · keys: j/k move, \
              Enter open, 1–4 label</span></header><main>{body}</main><script nonce=\"{n}\">{SCRIPT}</script></body></html>",
             esc(title),
             esc(&self.reviewer),
@@ -684,6 +721,114 @@ impl Review {
         self.store.set_label(&l).map_err(|_| (StatusCode::INTERNAL_SERVER_ERROR, "store error"))?;
         labels.set(l);
         Ok(back)
+    }
+
+    /// Add the copied (labeled) chunks of a `false-positive` neighborhood's pages to the
+    /// store's reviewed stop list; returns how many were new.
+    pub fn add_stop_chunks(&self, f: &StopAddForm) -> std::result::Result<u64, (StatusCode, &'static str)> {
+        if !constant_time_eq(f.csrf.as_bytes(), self.csrf.as_bytes()) {
+            return Err((StatusCode::FORBIDDEN, "missing or wrong CSRF token"));
+        }
+        if self.hood(&f.neighborhood).is_none() {
+            return Err((StatusCode::NOT_FOUND, "no such neighborhood"));
+        }
+        if self.labels().effective(&f.neighborhood).is_none_or(|l| l.label != Verdict::FalsePositive) {
+            return Err((
+                StatusCode::CONFLICT,
+                "only a neighborhood labeled false-positive gives stop chunks",
+            ));
+        }
+        if self.names.0.is_none() {
+            return Err((
+                StatusCode::CONFLICT,
+                "the label set is not at hand: cannot tell which chunks are copied",
+            ));
+        }
+        let store_err = |_| (StatusCode::INTERNAL_SERVER_ERROR, "store error");
+        let time = now();
+        let mut found = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for p in self.store.pages_under(&f.neighborhood).take(STOP_SCAN) {
+            let p = p.map_err(store_err)?;
+            let Some(hash) = detector::fingerprint::parse_hex(&p.file_hash) else { continue };
+            let Some(blocks) = self.store.page_text(&p.url, &hash).map_err(store_err)? else { continue };
+            for b in blocks {
+                if self.names.source_of_text(&b).is_none() {
+                    continue;
+                }
+                let Some(h) = self.names.chunk_hash(&b) else { continue };
+                if seen.insert(h) {
+                    let rec = store::labels::ReviewedStopChunk {
+                        chunk_sha1: detector::fingerprint::hex(&h),
+                        text: b,
+                        neighborhood: f.neighborhood.clone(),
+                        reviewer: self.reviewer.clone(),
+                        time,
+                    };
+                    found.push((h, rec));
+                }
+            }
+        }
+        self.store.add_stop_chunks(&found).map_err(store_err)
+    }
+
+    /// Take one chunk off the reviewed stop list.
+    pub fn remove_stop_chunk(
+        &self,
+        f: &StopRemoveForm,
+    ) -> std::result::Result<bool, (StatusCode, &'static str)> {
+        if !constant_time_eq(f.csrf.as_bytes(), self.csrf.as_bytes()) {
+            return Err((StatusCode::FORBIDDEN, "missing or wrong CSRF token"));
+        }
+        let h = detector::fingerprint::parse_hex(&f.sha1).ok_or((StatusCode::BAD_REQUEST, "bad SHA-1"))?;
+        self.store.remove_stop_chunk(&h).map_err(|_| (StatusCode::INTERNAL_SERVER_ERROR, "store error"))
+    }
+
+    /// The reviewed stop list, each entry with a remove button.
+    pub fn render_stopchunks(&self) -> String {
+        let mut s = String::from(
+            "<h1>Reviewed stop chunks</h1><p class=\"muted\">Copied chunks of neighborhoods labeled \
+             false-positive, left out of later scans and crawls of this store besides the built-in list. \
+             <code>ditto stopchunks export --store DB</code> writes them as a stop list.</p>",
+        );
+        let mut rows = String::new();
+        let mut n = 0usize;
+        for r in self.store.reviewed_stop_chunks() {
+            match r {
+                Ok((h, c)) => {
+                    n += 1;
+                    let sha = detector::fingerprint::hex(&h);
+                    w!(
+                        rows,
+                        "<tr data-row><td class=\"passage\">{}</td><td><a class=\"go\" href=\"/n?name={}\">{}</a></td>\
+                         <td>{} {}</td><td><code>{}</code></td><td><form method=\"post\" action=\"/stopchunks/remove\">\
+                         <input type=\"hidden\" name=\"csrf\" value=\"{}\"><input type=\"hidden\" name=\"sha1\" value=\"{}\">\
+                         <button>remove</button></form></td></tr>",
+                        esc(&html::ellipsize(&c.text, 300)),
+                        pct(&c.neighborhood),
+                        esc(&html::ellipsize(&c.neighborhood, 60)),
+                        esc(&c.reviewer),
+                        esc(&html::time(c.time)),
+                        sha,
+                        esc(&self.csrf),
+                        sha
+                    );
+                }
+                Err(e) => {
+                    w!(rows, "<tr><td colspan=\"5\">unreadable record: {}</td></tr>", esc(&e.to_string()));
+                }
+            }
+        }
+        if n == 0 {
+            s.push_str("<p>No reviewed stop chunks yet.</p>");
+        } else {
+            w!(
+                s,
+                "<p>{n} chunks</p><table class=\"ev\"><thead><tr><th>chunk</th><th>from</th><th>added by</th>\
+                 <th>SHA-1</th><th></th></tr></thead><tbody>{rows}</tbody></table>"
+            );
+        }
+        self.layout("stop chunks — ditto review", &s)
     }
 
     /// Loopback servers answer only requests addressed to a loopback name, so a hostile web
@@ -768,6 +913,55 @@ async fn page(State(r): State<Arc<Review>>, headers: HeaderMap, Query(q): Query<
     }
 }
 
+fn redirect(to: &'static str) -> Response {
+    let mut resp = StatusCode::SEE_OTHER.into_response();
+    resp.headers_mut().insert(header::LOCATION, HeaderValue::from_static(to));
+    resp
+}
+
+fn refused(r: &Review, code: StatusCode, why: &str) -> Response {
+    r.html_response(code, r.layout("refused", &format!("<h1>{}</h1><p><a href=\"/\">back</a></p>", esc(why))))
+}
+
+async fn stopchunks(State(r): State<Arc<Review>>, headers: HeaderMap) -> Response {
+    if !r.host_ok(&headers) {
+        return forbidden_host();
+    }
+    let rr = r.clone();
+    match tokio::task::spawn_blocking(move || rr.render_stopchunks()).await {
+        Ok(body) => r.html_response(StatusCode::OK, body),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
+async fn stop_add(State(r): State<Arc<Review>>, headers: HeaderMap, Form(f): Form<StopAddForm>) -> Response {
+    if !r.host_ok(&headers) {
+        return forbidden_host();
+    }
+    let rr = r.clone();
+    match tokio::task::spawn_blocking(move || rr.add_stop_chunks(&f)).await {
+        Ok(Ok(_)) => redirect("/stopchunks"),
+        Ok(Err((code, why))) => refused(&r, code, why),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
+async fn stop_remove(
+    State(r): State<Arc<Review>>,
+    headers: HeaderMap,
+    Form(f): Form<StopRemoveForm>,
+) -> Response {
+    if !r.host_ok(&headers) {
+        return forbidden_host();
+    }
+    let rr = r.clone();
+    match tokio::task::spawn_blocking(move || rr.remove_stop_chunk(&f)).await {
+        Ok(Ok(_)) => redirect("/stopchunks"),
+        Ok(Err((code, why))) => refused(&r, code, why),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
 async fn label(State(r): State<Arc<Review>>, headers: HeaderMap, Form(f): Form<LabelForm>) -> Response {
     if !r.host_ok(&headers) {
         return forbidden_host();
@@ -796,6 +990,9 @@ pub fn router(review: Arc<Review>) -> Router {
         .route("/n", get(hood))
         .route("/p", get(page))
         .route("/label", post(label))
+        .route("/stopchunks", get(stopchunks))
+        .route("/stopchunks/add", post(stop_add))
+        .route("/stopchunks/remove", post(stop_remove))
         .with_state(review)
 }
 

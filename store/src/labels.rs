@@ -4,6 +4,12 @@
 //! | prefix | key | value |
 //! |---|---|---|
 //! | `l/` | neighborhood URL prefix | [`ReviewLabel`] as JSON |
+//! | `x/` | chunk SHA-1 (20 bytes) | [`ReviewedStopChunk`] as JSON: a reviewed stop chunk |
+//!
+//! Reviewed stop chunks come from `false-positive` evidence (`ditto review`): the copied
+//! chunks of a dismissed neighborhood, added with one action and removable one by one.
+//! Scans and crawls into the store leave them out of matching as they do the built-in
+//! stop-chunk list (`ditto stopchunks export` writes them as a stop list).
 //!
 //! A label on a prefix covers the neighborhoods under it unless one of them has its own
 //! label (the longest labeled prefix wins, see [`LabelIndex::effective`]): dismissing a host as
@@ -14,9 +20,12 @@ use std::io::{BufRead, Write};
 
 use serde::{Deserialize, Serialize};
 
+use detector::fingerprint::Sha1Digest;
+
 use crate::{corrupt, Result, Store, StoreError};
 
 const LABEL: &[u8] = b"l/";
+const STOP_CHUNK: &[u8] = b"x/";
 
 /// A reviewer's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -216,6 +225,63 @@ impl LabelIndex {
     }
 }
 
+/// A chunk a reviewer marked benign (a stop chunk), with where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewedStopChunk {
+    /// SHA-1 of the normalized text (the store's normalization), hex.
+    pub chunk_sha1: String,
+    /// The chunk as cleaned from the page (normalizes to the hashed text).
+    pub text: String,
+    /// The `false-positive` neighborhood it was taken from.
+    pub neighborhood: String,
+    #[serde(default)]
+    pub reviewer: String,
+    /// Seconds since the Unix epoch.
+    pub time: i64,
+}
+
+fn stop_chunk_key(hash: &Sha1Digest) -> Vec<u8> {
+    [STOP_CHUNK, &hash[..]].concat()
+}
+
+impl Store {
+    /// Add reviewed stop chunks (`hash`, record) in one batch, durably. A chunk already on
+    /// the list keeps its first record. Returns how many were new.
+    pub fn add_stop_chunks(&self, chunks: &[(Sha1Digest, ReviewedStopChunk)]) -> Result<u64> {
+        let mut batch = sled::Batch::default();
+        let mut added = std::collections::HashSet::new();
+        for (h, c) in chunks {
+            let key = stop_chunk_key(h);
+            if self.tree.contains_key(&key)? || !added.insert(*h) {
+                continue;
+            }
+            batch.insert(key, serde_json::to_vec(c).map_err(|e| corrupt(&c.chunk_sha1, e))?);
+        }
+        self.tree.apply_batch(batch)?;
+        self.tree.flush()?;
+        Ok(added.len() as u64)
+    }
+
+    /// Take a chunk off the reviewed stop list; true when it was there.
+    pub fn remove_stop_chunk(&self, hash: &Sha1Digest) -> Result<bool> {
+        let old = self.tree.remove(stop_chunk_key(hash))?;
+        self.tree.flush()?;
+        Ok(old.is_some())
+    }
+
+    /// The reviewed stop chunks, in hash order.
+    pub fn reviewed_stop_chunks(&self) -> impl Iterator<Item = Result<(Sha1Digest, ReviewedStopChunk)>> + '_ {
+        self.tree.scan_prefix(STOP_CHUNK).map(|kv| {
+            let (k, v) = kv?;
+            let name = String::from_utf8_lossy(&k).into_owned();
+            let hash: Sha1Digest =
+                k[STOP_CHUNK.len()..].try_into().map_err(|_| corrupt(&name, "key is not a SHA-1"))?;
+            let c = serde_json::from_slice(&v).map_err(|e| corrupt(&name, e))?;
+            Ok((hash, c))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,5 +322,33 @@ mod tests {
             assert_eq!(serde_json::to_string(&v).unwrap(), format!("\"{v}\""));
         }
         assert!("spam".parse::<Verdict>().is_err());
+    }
+
+    #[test]
+    fn reviewed_stop_chunks_add_list_remove() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("s.db")).unwrap();
+        let rec = |h: u8, t: &str| {
+            let c = ReviewedStopChunk {
+                chunk_sha1: format!("{h:02x}"),
+                text: t.into(),
+                neighborhood: "http://h/".into(),
+                reviewer: "r".into(),
+                time: 1,
+            };
+            ([h; 20], c)
+        };
+        assert_eq!(s.add_stop_chunks(&[rec(2, "b"), rec(1, "a"), rec(1, "a again")]).unwrap(), 2);
+        assert_eq!(s.add_stop_chunks(&[rec(1, "a later")]).unwrap(), 0);
+        let all: Vec<_> = s.reviewed_stop_chunks().map(|r| r.unwrap()).collect();
+        assert_eq!(
+            all.iter().map(|(h, c)| (h[0], c.text.as_str())).collect::<Vec<_>>(),
+            [(1, "a"), (2, "b")]
+        );
+        assert!(s.remove_stop_chunk(&[1; 20]).unwrap());
+        assert!(!s.remove_stop_chunk(&[1; 20]).unwrap());
+        assert_eq!(s.reviewed_stop_chunks().count(), 1);
+        // Labels and stop chunks do not see each other's keys.
+        assert_eq!(s.labels().count(), 0);
     }
 }

@@ -17,6 +17,7 @@
 //! | `t/` | URL `\0` file SHA-1 (as `p/`) | the page's cleaned text blocks, JSON array, deflated |
 //! | `w/` | URL `\0` file SHA-1 (20 bytes) | the page's shingle set: sorted distinct `u32` LE, 4 bytes per shingle |
 //! | `l/` | neighborhood URL prefix | review label (see [`labels`]) |
+//! | `x/` | chunk SHA-1 (20 bytes) | reviewed stop chunk (see [`labels`]) |
 //! | `q/` `i/` `s/` `hc/` | | the crawl frontier (see [`frontier`]) |
 //!
 //! The cleaned text is kept so that evidence can be shown in full (copied passages beside
