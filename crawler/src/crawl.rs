@@ -278,12 +278,11 @@ pub async fn crawl(
     let mut idle_since: Option<Instant> = None;
     let stopped_by;
 
-    loop {
-        // Finished fetches first: they change host states and the frontier.
-        while let Ok(done) = done_rx.try_recv() {
-            in_flight -= 1;
+    // One finished fetch (page or robots.txt) back into host states and the frontier.
+    macro_rules! finish {
+        ($done:expr) => {
             handle_done(
-                done,
+                $done,
                 &store,
                 &cfg,
                 &links,
@@ -293,7 +292,14 @@ pub async fn crawl(
                 &recorder,
                 &counters,
                 &token,
-            )?;
+            )?
+        };
+    }
+    loop {
+        // Finished fetches first: they change host states and the frontier.
+        while let Ok(done) = done_rx.try_recv() {
+            in_flight -= 1;
+            finish!(done);
             last_refresh = None; // new links may have arrived
         }
         counters.in_flight.store(in_flight as u64, Relaxed);
@@ -440,18 +446,7 @@ pub async fn crawl(
         let wait = wait.clamp(Duration::from_millis(1), Duration::from_millis(100));
         if let Ok(Some(done)) = tokio::time::timeout(wait, done_rx.recv()).await {
             in_flight -= 1;
-            handle_done(
-                done,
-                &store,
-                &cfg,
-                &links,
-                &mut hosts,
-                &mut robots,
-                &sink,
-                &recorder,
-                &counters,
-                &token,
-            )?;
+            finish!(done);
             last_refresh = None;
         }
     }
@@ -465,18 +460,7 @@ pub async fn crawl(
         match tokio::time::timeout(Duration::from_secs(120), done_rx.recv()).await {
             Ok(Some(done)) => {
                 in_flight -= 1;
-                handle_done(
-                    done,
-                    &store,
-                    &cfg,
-                    &links,
-                    &mut hosts,
-                    &mut robots,
-                    &sink,
-                    &recorder,
-                    &counters,
-                    &token,
-                )?;
+                finish!(done);
             }
             _ => break,
         }
