@@ -140,6 +140,15 @@ fn build(site: &Path) -> BTreeSet<String> {
 }
 
 fn quilted(db: &Path, extra: &[&str], truth: &BTreeSet<String>) -> BTreeSet<String> {
+    quilted_rows(db, extra, truth).into_keys().collect()
+}
+
+/// The quilted pages (URL → number of sources) of `ditto quilts` with `extra` options.
+fn quilted_rows(
+    db: &Path,
+    extra: &[&str],
+    truth: &BTreeSet<String>,
+) -> std::collections::BTreeMap<String, usize> {
     let mut args = vec!["quilts", "--store", db.to_str().unwrap(), "--format", "jsonl", "--memory", "1MB"];
     args.extend_from_slice(extra);
     let out = run_ok(&args);
@@ -159,7 +168,9 @@ fn quilted(db: &Path, extra: &[&str], truth: &BTreeSet<String>) -> BTreeSet<Stri
             );
         }
     }
-    rows.iter().map(|r| r["url"].as_str().unwrap().to_string()).collect()
+    rows.iter()
+        .map(|r| (r["url"].as_str().unwrap().to_string(), r["sources"].as_array().unwrap().len()))
+        .collect()
 }
 
 fn pr(found: &BTreeSet<String>, truth: &BTreeSet<String>) -> (f64, f64) {
@@ -232,4 +243,54 @@ fn quilted_pages_are_found_at_the_pivot() {
     assert!(counts.windows(2).all(|w| w[0] >= w[1]), "greedy order: {counts:?}");
     let table = run_ok(&["quilts", "--store", db.to_str().unwrap(), "--format", "table", "--foreign"]);
     assert!(String::from_utf8(table.stdout).unwrap().contains("patchfrac"));
+}
+
+/// Najork §3's sweep: each of k, m, c, θ varied around the pivot (5, 50, 4, 0.5), one at a
+/// time. Prints precision, recall and the mean number of sources of every run, and checks
+/// Theorems 1–3 on our data as set inclusion: the quilted set shrinks as θ or c grows
+/// (Theorems 1, 2) and grows with m (Theorem 3; the paper notes the greedy cover need not
+/// keep it, "mostly monotonically"). k has no theorem (not monotonic, §3).
+#[test]
+fn parameter_sweep_is_monotone_in_theta_c_and_m() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let site = tmp.path().join("site");
+    let truth = build(&site);
+    let db = tmp.path().join("crawl.db");
+    scan_site(&db, &labelset, &site);
+
+    let sweeps: [(&str, &[&str]); 4] = [
+        ("k", &["2", "3", "4", "5", "6", "8", "10", "15"]),
+        ("m", &["2", "5", "10", "20", "50", "100", "200"]),
+        ("c", &["1", "2", "3", "4", "5", "6", "8", "10"]),
+        ("theta", &["0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1.0"]),
+    ];
+    println!("| swept | value | quilted | precision | recall | mean sources |");
+    println!("| --- | --- | --- | --- | --- | --- |");
+    for (name, values) in sweeps {
+        let mut sets: Vec<BTreeSet<String>> = Vec::new();
+        for v in values {
+            let flag = format!("--{name}");
+            let rows = quilted_rows(&db, &[flag.as_str(), v], &truth);
+            let set: BTreeSet<String> = rows.keys().cloned().collect();
+            let (p, r) = pr(&set, &truth);
+            let mean = rows.values().sum::<usize>() as f64 / rows.len().max(1) as f64;
+            let pivot = matches!((name, *v), ("k", "5") | ("m", "50") | ("c", "4") | ("theta", "0.5"));
+            println!(
+                "| {name} | {v}{} | {} | {p:.3} | {r:.3} | {mean:.1} |",
+                if pivot { " (pivot)" } else { "" },
+                set.len()
+            );
+            sets.push(set);
+        }
+        for (w, vs) in sets.windows(2).zip(values.windows(2)) {
+            match name {
+                // Theorems 1 and 2: (θ, c)-quilted ⇒ (θ', c')-quilted for θ' ≤ θ, c' ≤ c.
+                "theta" | "c" => assert!(w[1].is_subset(&w[0]), "{name} {} → {}: not a subset", vs[0], vs[1]),
+                // Theorem 3: (m)-quilted ⇒ (m')-quilted for m' ≥ m.
+                "m" => assert!(w[0].is_subset(&w[1]), "{name} {} → {}: not a superset", vs[0], vs[1]),
+                _ => {}
+            }
+        }
+    }
 }
