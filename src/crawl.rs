@@ -247,6 +247,6 @@ pub fn run_partition(
         report_slot.lock().unwrap_or_else(|e| e.into_inner()).take().context("the crawl did not report")?;
     let totals = store.totals()?;
     let harvest_rate = if crawl.pages > 0 { totals.labeled_chunks as f64 / crawl.pages as f64 } else { 0.0 };
-    let exchange = router.map(|r| r.counters.snapshot());
+    let exchange = router.map(|r| r.stats());
     Ok(CrawlSummary { crawl, detection, warc_files, harvest_rate, exchange })
 }

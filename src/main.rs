@@ -182,12 +182,18 @@ struct CrawlArgs {
     metrics_remote: bool,
     /// Crawl one partition `i/N` of a host-partitioned crawl: this process fetches only the
     /// hosts whose registrable domain hashes to i (FNV-1a mod N) and sends links to other
-    /// hosts to their owners through --exchange-dir. All partitions may get the same seeds.
-    #[arg(long, requires = "exchange_dir")]
+    /// hosts to their owners through --coordinator (Redis) or --exchange-dir (files). All
+    /// partitions may get the same seeds.
+    #[arg(long)]
     partition: Option<crawler::partition::Partition>,
     /// Shared directory through which partitions exchange links (inboxes, states).
-    #[arg(long, requires = "partition")]
+    #[arg(long, requires = "partition", conflicts_with = "coordinator")]
     exchange_dir: Option<PathBuf>,
+    /// Redis through which partitions exchange links (one stream per partition, consumer
+    /// groups, acknowledged after queueing), e.g. redis://127.0.0.1:6379 or
+    /// redis://127.0.0.1:6379/2 for database 2 (one database per crawl).
+    #[arg(long, requires = "partition")]
+    coordinator: Option<String>,
     /// A partition stops once every partition has been idle, with no link in transit, for
     /// this long (milliseconds).
     #[arg(long, default_value_t = 2000)]
@@ -570,12 +576,11 @@ fn crawl_cmd(a: CrawlArgs) -> Result<()> {
         let stop = stop.clone();
         let _ = ctrlc_flag(stop);
     }
-    let router = match (a.partition, &a.exchange_dir) {
-        (Some(p), Some(dir)) => Some(ditto::partitions::file_router(
-            dir,
-            p,
-            std::time::Duration::from_millis(a.exchange_grace_ms),
-        )?),
+    let grace = std::time::Duration::from_millis(a.exchange_grace_ms);
+    let router = match (a.partition, &a.exchange_dir, &a.coordinator) {
+        (Some(p), Some(dir), None) => Some(ditto::partitions::file_router(dir, p, grace)?),
+        (Some(p), None, Some(url)) => Some(ditto::partitions::redis_router(url, p, grace)?),
+        (Some(_), _, _) => bail!("--partition needs --coordinator redis://… or --exchange-dir DIR"),
         _ => None,
     };
     let summary = ditto::crawl::run_partition(settings, store.clone(), loaded.matcher, stop, router)?;

@@ -54,6 +54,9 @@ use store::{url_fingerprint, FrontierEntry, Store};
 
 use crate::urls::partition_of;
 
+pub mod redis_exchange;
+pub use redis_exchange::RedisExchange;
+
 /// Which partition this process is, of how many: `i/N` on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Partition {
@@ -152,7 +155,7 @@ pub struct PartitionState {
 }
 
 /// How partitions pass links and publish their state. Implementations: [`FileExchange`]
-/// (a shared directory); a Redis one is planned (issue 10).
+/// (a shared directory) and [`RedisExchange`] (Redis Streams, `--coordinator`).
 pub trait LinkExchange: Send + Sync {
     /// Partitions in the crawl.
     fn partitions(&self) -> u32;
@@ -168,6 +171,10 @@ pub trait LinkExchange: Send + Sync {
     fn states(&self) -> Result<Vec<Option<PartitionState>>, ExchangeError>;
     /// Unacknowledged messages waiting for partition `p`.
     fn pending(&self, p: u32) -> Result<u64, ExchangeError>;
+    /// Implementation counters (e.g. Redis commands sent), for summaries and benchmarks.
+    fn stats(&self) -> std::collections::BTreeMap<&'static str, u64> {
+        std::collections::BTreeMap::new()
+    }
 }
 
 /// The file-directory exchange (see the module docs for the layout).
@@ -416,6 +423,13 @@ impl PartitionRouter {
         })
     }
 
+    /// The exchange counters and the implementation's own (e.g. Redis commands sent).
+    pub fn stats(&self) -> std::collections::BTreeMap<&'static str, u64> {
+        let mut m = self.counters.snapshot();
+        m.extend(self.exchange.stats());
+        m
+    }
+
     pub fn owns(&self, e: &FrontierEntry) -> bool {
         self.partition.owns_url(&e.url)
     }
@@ -499,6 +513,9 @@ impl PartitionRouter {
             queued += store.frontier_add(&own)?.queued;
             self.counters.links_received.fetch_add(d.entries.len() as u64, Relaxed);
         }
+        // Durable before acknowledged: sled keeps recent batches in memory for up to its
+        // flush interval, and a kill -9 in that window would lose acknowledged links.
+        store.flush()?;
         for d in &deliveries {
             self.exchange.ack(d)?;
             self.counters.messages_received.fetch_add(1, Relaxed);
