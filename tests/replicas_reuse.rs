@@ -86,10 +86,31 @@ fn replicas_on_reuse_beat_minhash_lsh() {
     let mut pred = HashSet::new();
     let mut by_kind: HashMap<String, usize> = HashMap::new();
     let mut clusters = 0;
+    let mut mirrors: Vec<serde_json::Value> = Vec::new();
+    let mut near_members = 0;
+    let mut with_differs = 0;
     for line in String::from_utf8(out.stdout).unwrap().lines() {
         let c: serde_json::Value = serde_json::from_str(line).unwrap();
+        if c["kind"] == "mirror" {
+            mirrors.push(c);
+            continue;
+        }
         clusters += 1;
         assert_eq!(c["members"][0]["kind"], "representative");
+        for m in c["members"].as_array().unwrap() {
+            if m["kind"] == "near" {
+                near_members += 1;
+                assert_eq!(c["kind"], "near");
+                if let Some(d) = m.get("differs") {
+                    with_differs += 1;
+                    for side in ["member_sample", "representative_sample"] {
+                        let sample = d[side].as_array().unwrap();
+                        assert!(sample.len() <= 3);
+                        assert!(sample.iter().all(|b| b.as_str().unwrap().chars().count() <= 201));
+                    }
+                }
+            }
+        }
         assert_eq!(c["size"].as_u64().unwrap() as usize, c["members"].as_array().unwrap().len());
         for p in c["pairs"].as_array().unwrap() {
             let (a, b) = (p["a"].as_str().unwrap().to_string(), p["b"].as_str().unwrap().to_string());
@@ -140,6 +161,59 @@ fn replicas_on_reuse_beat_minhash_lsh() {
         ),
         Err(e) => println!("peer baseline not run (python3: {e})"),
     }
+
+    // Mirrors (S&G's replicated collections) against mirrors.tsv: whole subtrees with the same
+    // relative paths and byte-identical files, nothing extra, maximal.
+    let truth_mirrors: HashSet<(String, String)> = std::fs::read_to_string(data.join("mirrors.tsv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[0].to_string(), f[1].to_string())
+        })
+        .collect();
+    let found = |kind: &str| -> HashSet<(String, String)> {
+        mirrors
+            .iter()
+            .filter(|m| m["mirror"] == kind)
+            .map(|m| {
+                let (a, b) = (m["prefixes"][0].as_str().unwrap(), m["prefixes"][1].as_str().unwrap());
+                if a < b {
+                    (a.to_string(), b.to_string())
+                } else {
+                    (b.to_string(), a.to_string())
+                }
+            })
+            .collect()
+    };
+    let exact_mirrors = found("exact");
+    let hit = exact_mirrors.intersection(&truth_mirrors).count();
+    println!(
+        "mirrors: {} exact found, {hit} of {} in mirrors.tsv, {} extra; {} near mirrors: {:?}",
+        exact_mirrors.len(),
+        truth_mirrors.len(),
+        exact_mirrors.len() - hit,
+        found("near").len(),
+        found("near")
+    );
+    println!("near members: {near_members}, with a differing-passage sample: {with_differs}");
+    for m in &mirrors {
+        let (pages, matched) = (&m["pages"], m["matched"].as_u64().unwrap());
+        assert!(
+            matched >= 2 && matched <= pages[0].as_u64().unwrap() && matched <= pages[1].as_u64().unwrap()
+        );
+        assert_eq!(m["members"].as_array().unwrap().len() as u64, matched);
+    }
+    let missing: Vec<_> = truth_mirrors.difference(&exact_mirrors).collect();
+    assert!(missing.is_empty(), "mirrors.tsv rows not found: {missing:?}");
+    assert_eq!(
+        exact_mirrors.len(),
+        hit,
+        "exact mirrors not in mirrors.tsv: {:?}",
+        exact_mirrors.difference(&truth_mirrors)
+    );
+    assert_eq!(with_differs, near_members, "every near member carries a differing-passage sample");
 
     assert_eq!(s.r_exact, 1.0, "every exact pair (bytes or visible text) must be found");
     assert!(s.p >= PRECISION_FLOOR, "precision {:.4} below {PRECISION_FLOOR}", s.p);
