@@ -212,6 +212,10 @@ enum LabelsetCommand {
     /// Build a label set from directories of HTML/text, WARC files, or Wikipedia dumps
     /// (Wikimedia Enterprise HTML NDJSON, MediaWiki XML; .gz/.bz2 accepted).
     Build(BuildArgs),
+    /// Turn a hash list (HASH<TAB>COUNT<TAB>SAMPLE_URL lines, as `examples/spark/discover.py`
+    /// writes) into a blind label set whose sources are the sample URLs, the same file
+    /// `ditto discover` writes for the same data and threshold.
+    Import(ditto::discover::ImportArgs),
     /// Print a label set's header and counts.
     Info {
         /// The label-set file (.dls).
@@ -367,6 +371,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Labelset(LabelsetCommand::Build(a)) => build(a),
         Command::Labelset(LabelsetCommand::Info { file, json }) => labels::info(&file, json),
+        Command::Labelset(LabelsetCommand::Import(a)) => ditto::discover::import(a),
         Command::Scan(a) => scan(a),
         Command::Report(a) => report_cmd(a),
         Command::Stats(a) => stats(a),

@@ -1,8 +1,13 @@
 //! Stop chunks (Ardi & Heidemann 2014, §3.4.2): "common, benign idioms" removed before
 //! detection, such as the empty paragraph. A short reviewable text list (the default is
 //! `data/default-stopchunks.txt`, embedded) and/or a `.dls` label set used as a stop list.
-//! Small lists live in a `HashSet`; a `.dls` list brings its own Bloom filter (the paper:
-//! "if it goes too large we can apply Bloom filters").
+//! The paper: "if it goes too large we can apply Bloom filters". Every lookup first asks a
+//! cache-blocked Bloom filter ([`crate::filter`], one cache line per key, ~1 % false positives
+//! at 10 bits per key) over the text-list digests; only a "maybe" goes on to the exact
+//! `HashSet`, which decides — so the filter can only save work, never add or lose a stop
+//! chunk. A `.dls` list brings its own filter in front of its sorted table. The pipeline's match
+//! stage and blind discovery (`ditto discover`, where stop chunks never enter a blind label
+//! set, §3.2 step 3b) both look stop chunks up here.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -10,6 +15,7 @@ use std::path::Path;
 use detector::fingerprint::chunk_hash;
 use detector::{Normalization, Sha1Digest, StopList};
 
+use crate::filter::{BlockedBloom, BITS_PER_KEY, K};
 use crate::format::LabelSet;
 use crate::{io_err, Result};
 
@@ -21,13 +27,26 @@ pub const DEFAULT_LIST: &str = include_str!("../data/default-stopchunks.txt");
 pub struct StopChunks {
     norm: Normalization,
     set: HashSet<Sha1Digest>,
+    /// Holds every digest of `set`; sized for `filter_keys` keys, rebuilt twice as large
+    /// when `set` outgrows it.
+    filter: BlockedBloom,
+    filter_keys: u64,
     sets: Vec<LabelSet>,
 }
+
+/// Smallest filter, in keys (the default list is ~100 chunks).
+const MIN_FILTER_KEYS: u64 = 256;
 
 impl StopChunks {
     /// An empty list for chunks normalized with `norm`.
     pub fn new(norm: Normalization) -> Self {
-        StopChunks { norm, set: HashSet::new(), sets: Vec::new() }
+        StopChunks {
+            norm,
+            set: HashSet::new(),
+            filter: BlockedBloom::with_capacity(MIN_FILTER_KEYS, BITS_PER_KEY, K),
+            filter_keys: MIN_FILTER_KEYS,
+            sets: Vec::new(),
+        }
     }
 
     /// The built-in default list.
@@ -85,12 +104,30 @@ impl StopChunks {
 
     /// Add one raw chunk (normalized here).
     pub fn add_text(&mut self, raw: &str) {
-        self.set.insert(chunk_hash(&self.norm.apply(raw)));
+        self.add_digest(chunk_hash(&self.norm.apply(raw)));
     }
 
     /// Add a digest.
     pub fn add_digest(&mut self, d: Sha1Digest) {
-        self.set.insert(d);
+        if !self.set.insert(d) {
+            return;
+        }
+        if self.set.len() as u64 > self.filter_keys {
+            // Keep ~10 bits per key: rebuild at twice the size (amortized O(1) per insert).
+            self.filter_keys = (self.set.len() as u64).saturating_mul(2);
+            self.filter = BlockedBloom::with_capacity(self.filter_keys, BITS_PER_KEY, K);
+            for k in &self.set {
+                self.filter.insert(k);
+            }
+        } else {
+            self.filter.insert(&d);
+        }
+    }
+
+    /// Whether the filter in front of the text-list digests lets `hash` through to the exact
+    /// set ("maybe"); `false` means certainly not in the text list.
+    pub fn filter_may_contain(&self, hash: &Sha1Digest) -> bool {
+        self.filter.may_contain(hash)
     }
 
     /// Is this raw text a stop chunk (after normalization)?
@@ -114,7 +151,10 @@ impl StopChunks {
 
 impl StopList for StopChunks {
     fn is_stop(&self, hash: &Sha1Digest) -> bool {
-        self.set.contains(hash) || self.sets.iter().any(|s| s.lookup(hash).is_some())
+        // Filter first; the exact set decides (no false positives, and the filter has no
+        // false negatives).
+        (self.filter.may_contain(hash) && self.set.contains(hash))
+            || self.sets.iter().any(|s| s.lookup(hash).is_some())
     }
 }
 
@@ -136,6 +176,36 @@ mod tests {
         let raw = StopChunks::default_list(Normalization::NONE);
         assert!(raw.is_stop(&chunk_hash(" ")));
         assert!(raw.is_stop(&chunk_hash("")));
+    }
+
+    #[test]
+    fn filter_has_no_false_negatives_and_the_exact_list_decides() {
+        use detector::fingerprint::sha1;
+        let mut s = StopChunks::new(Normalization::default());
+        let n = 5_000u32;
+        // Grows past the first filter several times (256 → … keys), rebuilt each time.
+        for i in 0..n {
+            s.add_digest(sha1(&i.to_le_bytes()));
+        }
+        assert_eq!(s.len(), n as usize);
+        for i in 0..n {
+            let d = sha1(&i.to_le_bytes());
+            assert!(s.filter_may_contain(&d), "false negative in the filter for {i}");
+            assert!(s.is_stop(&d));
+        }
+        // The filter lets some non-members through (~1 %); the exact set rejects them all.
+        let mut passed = 0;
+        for i in n..n + 100_000 {
+            let d = sha1(&i.to_le_bytes());
+            if s.filter_may_contain(&d) {
+                passed += 1;
+            }
+            assert!(!s.is_stop(&d), "{i} is not a stop chunk");
+        }
+        assert!(passed > 0 && passed < 5_000, "{passed} false positives of the filter in 100000");
+        // Text chunks go through the same filter.
+        s.add_text("Back to top");
+        assert!(s.is_stop_text("  BACK TO TOP "));
     }
 
     #[test]

@@ -1,0 +1,249 @@
+//! The cluster path of blind discovery (Ardi & Heidemann 2014, §3.2 step 3b): `ditto export
+//! chunks` → `examples/spark/discover.py` on local Spark (`local[2]`) → `ditto labelset
+//! import` gives exactly the label set `ditto discover --store` writes (same chunk hashes,
+//! same sample-URL sources), and the hash list's counts are the store's counts.
+//!
+//! Needs Java (`scripts/install_java.sh` installs Debian's openjdk-17-jre-headless; .ci/run
+//! calls it) and PySpark, which this test pip-installs into target/spark-venv (kept between
+//! runs). Fails with a message saying what is missing; it never skips.
+
+mod common;
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{run_ok, scan_site, shared_data, wikipedia_labelset};
+use detector::fingerprint::{fingerprint_with_file_hash, hex};
+use detector::{Normalization, Sha1Digest, StopList};
+use labelsets::{LabelSet, StopChunks};
+
+const HOSTS: &[&str] = &[
+    "debian-faq.en.docs.test",
+    "archive-mirror.docs.test",
+    "maint-guide.en.docs.test",
+    "mirror-of-maint-guide.en.docs.test",
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// target/spark-venv's python with pyspark importable (created and installed on first use).
+fn spark_python() -> PathBuf {
+    let java = Command::new("java").arg("-version").output();
+    assert!(
+        java.as_ref().is_ok_and(|o| o.status.success()),
+        "no working `java` (needed by Spark): run scripts/install_java.sh (installs Debian's \
+         openjdk-17-jre-headless) or put a Java 17 runtime on PATH ({java:?})"
+    );
+    let venv = root().join("target/spark-venv");
+    let py = venv.join("bin/python");
+    if !py.exists() {
+        let base = std::env::var("DITTO_PYTHON").unwrap_or_else(|_| "python3".into());
+        let out = Command::new(&base).args(["-m", "venv"]).arg(&venv).output();
+        assert!(
+            out.as_ref().is_ok_and(|o| o.status.success()),
+            "cannot create a venv with {base} -m venv {} (needs Python 3.9+ with venv): {out:?}",
+            venv.display()
+        );
+    }
+    let probe = Command::new(&py).args(["-c", "import pyspark"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        let out = Command::new(&py).args(["-m", "pip", "install", "-q", "pyspark"]).output();
+        assert!(
+            out.as_ref().is_ok_and(|o| o.status.success()),
+            "pip install pyspark into {} failed (network to PyPI needed once): {}",
+            venv.display(),
+            out.as_ref().map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).unwrap_or_default()
+        );
+    }
+    py
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// (hash, source title, source URL) of each entry.
+type Entries = Vec<(Sha1Digest, String, String)>;
+
+/// Every entry as (hash, source title, source URL), and the source table.
+fn contents(path: &Path) -> (Entries, Vec<(String, String)>) {
+    let ls = LabelSet::open(path).unwrap();
+    let entries = ls
+        .iter()
+        .map(|(d, s)| {
+            let src = ls.source(s).unwrap();
+            (d, src.title.to_string(), src.url.to_string())
+        })
+        .collect();
+    let sources = (0..ls.source_count() as u32)
+        .map(|i| {
+            let s = ls.source(i).unwrap();
+            (s.title.to_string(), s.url.to_string())
+        })
+        .collect();
+    (entries, sources)
+}
+
+fn run_spark(py: &Path, input: &Path, min: u64, out: &Path) {
+    let t = std::time::Instant::now();
+    let res = Command::new(py)
+        .arg(root().join("examples/spark/discover.py"))
+        .args(["--master", "local[2]", "--min-count", &min.to_string(), "-o"])
+        .arg(out)
+        .arg(input)
+        .output()
+        .expect("running examples/spark/discover.py");
+    assert!(
+        res.status.success(),
+        "examples/spark/discover.py failed:\n{}\n{}",
+        String::from_utf8_lossy(&res.stdout),
+        String::from_utf8_lossy(&res.stderr)
+    );
+    eprintln!("spark job over {} took {:.1}s", input.display(), t.elapsed().as_secs_f64());
+}
+
+#[test]
+fn spark_hash_list_imports_to_the_label_set_discover_writes() {
+    let py = spark_python();
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("site");
+    for h in HOSTS {
+        copy_dir(&shared_data().join("reuse/site").join(h), &site.join(h));
+    }
+    let db = tmp.path().join("site.db");
+    scan_site(&db, &wikipedia_labelset(tmp.path()), &site);
+    let dbs = db.to_str().unwrap();
+    let norm = Normalization::default();
+
+    // The store's counts, computed here without ditto's counting.
+    let store = store::Store::open(&db).unwrap();
+    let mut counts: HashMap<Sha1Digest, u64> = HashMap::new();
+    let mut first_url: HashMap<Sha1Digest, String> = HashMap::new();
+    for item in store.texts() {
+        let (url, file_hash, blocks) = item.unwrap();
+        for c in fingerprint_with_file_hash(file_hash, &blocks, &norm).chunks {
+            *counts.entry(c.hash).or_default() += 1;
+            let e = first_url.entry(c.hash).or_insert_with(|| url.clone());
+            if url.as_bytes() < e.as_bytes() {
+                *e = url.clone();
+            }
+        }
+    }
+    drop(store);
+
+    // A reviewed stop list with a frequent chunk, given to both paths (§3.4.2).
+    let stop_file = tmp.path().join("reviewed.txt");
+    std::fs::write(&stop_file, "# reviewed\nTable of Contents\n").unwrap();
+    let mut stops = StopChunks::default_list(norm);
+    stops.add_file(&stop_file).unwrap();
+    let toc = detector::fingerprint::chunk_hash(&norm.apply("Table of Contents"));
+    let min = 3u64;
+    assert!(counts.get(&toc).is_some_and(|&n| n > min), "the stop chunk should pass the threshold");
+
+    let blind = tmp.path().join("blind.dls");
+    let sf = stop_file.to_str().unwrap();
+    run_ok(&[
+        "discover",
+        "--store",
+        dbs,
+        "--min-count",
+        "3",
+        "--stop-chunks",
+        sf,
+        "-o",
+        blind.to_str().unwrap(),
+    ]);
+    let csv = tmp.path().join("chunks.csv");
+    run_ok(&["export", "chunks", "--store", dbs, "--stop-chunks", sf, "-o", csv.to_str().unwrap()]);
+
+    let list = tmp.path().join("hashes.tsv");
+    run_spark(&py, &csv, min, &list);
+    let imported = tmp.path().join("imported.dls");
+    run_ok(&["labelset", "import", "-o", imported.to_str().unwrap(), list.to_str().unwrap()]);
+
+    // The hash list: exactly the chunks seen more than 3 times minus stop chunks, with the
+    // store's counts and the smallest URL as sample, sorted by hash.
+    let text = std::fs::read_to_string(&list).unwrap();
+    let rows: Vec<(String, u64, String)> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let f: Vec<&str> = l.splitn(3, '\t').collect();
+            (f[0].to_string(), f[1].parse().unwrap(), f[2].to_string())
+        })
+        .collect();
+    let mut want: Vec<(String, u64, String)> = counts
+        .iter()
+        .filter(|(h, &n)| n > min && !stops.is_stop(h))
+        .map(|(h, &n)| (hex(h), n, first_url[h].clone()))
+        .collect();
+    want.sort();
+    assert!(want.len() > 100, "{} chunks above the threshold", want.len());
+    assert_eq!(rows, want, "hash list differs from the store's own counts");
+    assert!(!rows.iter().any(|r| r.0 == hex(&toc)), "a stop chunk entered the hash list");
+
+    // The label sets: same entries, same sources (same ids, titles and URLs).
+    let (d_entries, d_sources) = contents(&blind);
+    let (i_entries, i_sources) = contents(&imported);
+    assert_eq!(d_entries.len(), want.len());
+    assert_eq!(i_entries, d_entries, "imported entries differ from ditto discover's");
+    assert_eq!(i_sources, d_sources, "imported sources differ from ditto discover's");
+    let (d, i) = (LabelSet::open(&blind).unwrap(), LabelSet::open(&imported).unwrap());
+    assert_eq!(d.header().kind, i.header().kind);
+    assert_eq!(d.header().normalization, i.header().normalization);
+    assert_eq!(d.header().counts, i.header().counts);
+    let got: BTreeSet<String> = d_entries.iter().map(|e| hex(&e.0)).collect();
+    assert_eq!(got, want.iter().map(|w| w.0.clone()).collect());
+
+    // Parquet exports give the same list (with the `parquet` feature only).
+    if cfg!(feature = "parquet") {
+        let pq = tmp.path().join("chunks.parquet");
+        run_ok(
+            &["export", "chunks", "--store", dbs, "--format", "parquet", "--stop-chunks", sf, "-o"]
+                .iter()
+                .copied()
+                .chain([pq.to_str().unwrap()])
+                .collect::<Vec<_>>(),
+        );
+        let list2 = tmp.path().join("hashes-parquet.tsv");
+        run_spark(&py, &pq, min, &list2);
+        let strip = |t: &str| t.lines().filter(|l| !l.starts_with('#')).map(String::from).collect::<Vec<_>>();
+        assert_eq!(strip(&std::fs::read_to_string(&list2).unwrap()), strip(&text));
+    }
+
+    // Malformed hash lists: clear errors with the line number.
+    for (body, needle) in [
+        ("# c\nzz\t4\thttp://a/\n", "line 2: \"zz\" is not a SHA-1"),
+        (&format!("{}\tmany\thttp://a/\n", hex(&toc)), "line 1: count \"many\""),
+        (&format!("{}\n", hex(&toc)), "line 1: expected HASH<TAB>COUNT<TAB>URL"),
+        (&format!("{h}\t5\thttp://a/\n{h}\t6\thttp://b/\n", h = hex(&toc)), "line 2: hash"),
+        (&format!("# min_count=5\n{}\t5\thttp://a/\n", hex(&toc)), "not more than the threshold 5"),
+    ] {
+        let bad = tmp.path().join("bad.tsv");
+        std::fs::write(&bad, body).unwrap();
+        let out = common::ditto()
+            .args([
+                "labelset",
+                "import",
+                "-o",
+                tmp.path().join("bad.dls").to_str().unwrap(),
+                bad.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(needle), "{needle:?} not in: {err}");
+    }
+}
