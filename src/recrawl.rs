@@ -135,6 +135,37 @@ pub fn plan(store: &Store, threshold: f64, simhash_k: Option<u32>) -> Result<Pla
     Ok(Plan { urls: urls.into_iter().map(String::from).collect(), pass1, clusters })
 }
 
+/// One cluster of the skip plan, for other crawlers (the Scrapy downloader middleware of
+/// `bindings/python`): the same clusters and the same rule as `ditto recrawl`: fetch the
+/// representative, skip `others` unless the representative changed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SkipCluster {
+    pub representative: String,
+    /// The body SHA-1s (hex) the old store holds for the representative: a refetched body
+    /// with none of them means the representative changed.
+    pub representative_hashes: Vec<String>,
+    /// The URLs a recrawl skips while the representative is unchanged.
+    pub others: Vec<String>,
+}
+
+/// The clusters with something to skip, as [`plan`] makes them for `ditto recrawl`.
+pub fn skip_plan(store: &Store, threshold: f64, simhash_k: Option<u32>) -> Result<Vec<SkipCluster>> {
+    let p = plan(store, threshold, simhash_k)?;
+    let h = hashes(store)?;
+    Ok(p.clusters
+        .into_iter()
+        .filter(|(_, others)| !others.is_empty())
+        .map(|(rep, others)| SkipCluster {
+            representative_hashes: h
+                .get(&rep)
+                .map(|v| v.iter().map(|(f, _)| f.clone()).collect())
+                .unwrap_or_default(),
+            representative: rep,
+            others,
+        })
+        .collect())
+}
+
 /// Whether `url` changed: not stored in the new store, or its body or text hash is none of
 /// the old store's for it.
 fn changed(url: &str, old: &Hashes, new: &Hashes) -> bool {

@@ -190,11 +190,33 @@ impl PyStore {
     }
 }
 
+/// The recrawl skip plan of an earlier crawl's store, clustered as `ditto recrawl` and
+/// `ditto replicas` do: a list of `(representative, representative_body_sha1s, others)` for
+/// every cluster with something to skip. A recrawl fetches the representative and skips
+/// `others` unless the representative's new body SHA-1 is none of the old ones.
+#[pyfunction]
+#[pyo3(signature = (store_path, threshold = 0.8, simhash_k = Some(3)))]
+fn recrawl_plan(
+    py: Python<'_>,
+    store_path: PathBuf,
+    threshold: f64,
+    simhash_k: Option<u32>,
+) -> PyResult<Vec<(String, Vec<String>, Vec<String>)>> {
+    let plan = py
+        .allow_threads(|| -> anyhow::Result<_> {
+            let store = store::Store::open(&store_path)?;
+            ditto::recrawl::skip_plan(&store, threshold, simhash_k)
+        })
+        .map_err(err)?;
+    Ok(plan.into_iter().map(|c| (c.representative, c.representative_hashes, c.others)).collect())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDetector>()?;
     m.add_class::<PyVerdict>()?;
     m.add_class::<PyStore>()?;
+    m.add_function(wrap_pyfunction!(recrawl_plan, m)?)?;
     m.add("DittoError", m.py().get_type::<DittoError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -43,8 +43,9 @@ say "fresh venv with $(basename "$WHEEL") and scrapy"
 VPY=$WORK/venv/bin/python
 "$VPY" -m pip install -q "$WHEEL" "scrapy>=2.6"
 
-# 2. The API on its own (no web).
+# 2. The API on its own (no web), and the recrawl middleware's rule.
 "$VPY" "$PKG/tests/test_api.py" "$DITTO"
+"$VPY" "$PKG/tests/test_recrawl_middleware.py"
 
 # 3. The demo web on a free loopback port; it writes the demo label set.
 PORT=$("$VPY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -104,7 +105,49 @@ assert scrapy_rows == crawl_rows, f"scrapy {scrapy_rows} != crawl {crawl_rows}"
 PY
 say "PASS: ditto report over the Scrapy store flags the same neighborhoods as over ditto crawl"
 
-# 7. Optional: overhead figures for BENCHMARKS.md (DITTO_PY_BENCH=1).
+# 7. A recrawl with DittoRecrawlMiddleware: the Scrapy store of step 5 is the earlier crawl;
+#    a spider refetches its URLs (no link following) and the middleware must drop exactly
+#    the URLs `ditto recrawl` skips over the same store and web (nothing changed in between).
+say "ditto recrawl over the Scrapy store (the expected skips)"
+cd "$ROOT"
+unset http_proxy HTTP_PROXY
+"$DITTO" recrawl --store "$WORK/scrapy.db" --new-store "$WORK/recrawl.db" --labelset "$LABELSET" \
+    --warc-dir "$WORK/recrawl-warcs" --skipped-out "$WORK/expected-skips.tsv" \
+    --resolve "*.demo.test=127.0.0.1:$PORT" --min-delay-ms 20 \
+    --user-agent 'ditto-test/0.1 (+https://example.org/bot)' --progress none >"$WORK/recrawl.log" 2>&1 \
+    || { tail -30 "$WORK/recrawl.log" >&2; exit 1; }
+grep "fetches saved" "$WORK/recrawl.log" >&2
+say "scrapy recrawl with DittoRecrawlMiddleware"
+cd "$PKG/tests/scrapy_demo"
+export http_proxy=http://127.0.0.1:$PORT HTTP_PROXY=http://127.0.0.1:$PORT
+DITTO_STORE=$WORK/scrapy-recrawl.db DITTO_RECRAWL_STORE=$WORK/scrapy.db \
+    DITTO_RECRAWL_SKIPPED_OUT=$WORK/scrapy-skips.tsv RECRAWL_URLS=$WORK/items.jsonl \
+    "$WORK/venv/bin/scrapy" crawl recrawl -O "$WORK/recrawl-items.jsonl" >"$WORK/scrapy-recrawl.log" 2>&1 \
+    || { tail -30 "$WORK/scrapy-recrawl.log" >&2; exit 1; }
+"$VPY" - "$WORK" <<'PY'
+import json, re, sys
+work = sys.argv[1]
+def tsv(name):
+    return sorted(tuple(l.rstrip("\n").split("\t")) for l in open(f"{work}/{name}") if l.strip())
+expected, got = tsv("expected-skips.tsv"), tsv("scrapy-skips.tsv")
+log = open(f"{work}/scrapy-recrawl.log").read()
+def stat(k):
+    m = re.search(r"'ditto_recrawl/%s': (\d+)" % k, log)
+    return int(m.group(1)) if m else 0
+old = {json.loads(l)["url"] for l in open(f"{work}/items.jsonl") if l.strip()}
+fetched = {json.loads(l)["url"] for l in open(f"{work}/recrawl-items.jsonl") if l.strip()}
+print(f"scrapy recrawl: {len(old)} URLs, {len(fetched)} fetched, dropped {stat('dropped')}, "
+      f"skipped {stat('skipped')}, refetched {stat('refetched')}; ditto recrawl skipped {len(expected)}",
+      file=sys.stderr)
+assert expected, "ditto recrawl skipped nothing on the demo web"
+assert got == expected, f"middleware skipped {got}, ditto recrawl {expected}"
+assert stat("dropped") == stat("skipped") == len(expected) and stat("refetched") == 0, log[-3000:]
+skipped = {u for u, _ in got}
+assert fetched == old - skipped, f"fetched {sorted(fetched ^ (old - skipped))} differently"
+PY
+say "PASS: DittoRecrawlMiddleware skipped exactly the URLs ditto recrawl skips"
+
+# 8. Optional: overhead figures for BENCHMARKS.md (DITTO_PY_BENCH=1).
 if [ "${DITTO_PY_BENCH:-0}" = 1 ]; then
     say "benchmark: per-page detect time"
     "$VPY" "$PKG/tests/bench_detect.py" "$LABELSET" "$WORK/items.jsonl" | tee "$WORK/bench_detect.json"

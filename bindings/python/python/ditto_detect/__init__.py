@@ -12,6 +12,6 @@ Then ``ditto report --store crawl.db`` flags the neighborhoods with copied conte
 :mod:`ditto_detect.scrapy`.
 """
 
-from ._native import Detector, DittoError, Store, Verdict, __version__
+from ._native import Detector, DittoError, Store, Verdict, __version__, recrawl_plan
 
-__all__ = ["Detector", "DittoError", "Store", "Verdict", "__version__"]
+__all__ = ["Detector", "DittoError", "Store", "Verdict", "__version__", "recrawl_plan"]

@@ -71,3 +71,12 @@ class Store:
         """Write everything added so far to disk."""
     def __enter__(self) -> "Store": ...
     def __exit__(self, *args: object) -> bool: ...
+
+def recrawl_plan(
+    store_path: Union[str, "PathLike[str]"],
+    threshold: float = 0.8,
+    simhash_k: Optional[int] = 3,
+) -> List[Tuple[str, List[str], List[str]]]:
+    """The recrawl skip plan of an earlier crawl's store, as ``ditto recrawl`` makes it:
+    ``(representative, representative_body_sha1s, others)`` for every cluster with
+    something to skip."""

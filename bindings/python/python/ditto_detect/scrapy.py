@@ -24,6 +24,16 @@ Items the pipeline detects on carry the page (other items pass through untouched
 in a callback. The pipeline stores the verdict and, when the item accepts it, sets its
 ``ditto`` field to a summary (``DITTO_ITEM_FIELD`` renames it; ``None`` turns it off).
 
+A recrawl that skips replicas (Shivakumar & Garcia-Molina 1998 §3), the rule of
+``ditto recrawl``: a downloader middleware that drops requests for the pages an earlier
+crawl's store knows as exact or near replicas of another page (not their cluster's
+representative), and lets them through after all when the representative changed::
+
+    DOWNLOADER_MIDDLEWARES = {"ditto_detect.scrapy.DittoRecrawlMiddleware": 50}
+    DITTO_RECRAWL_STORE = "crawl.db"   # the earlier crawl's store (not the one being written)
+
+See :class:`DittoRecrawlMiddleware` for its settings and Scrapy stats.
+
 Optional settings: ``DITTO_DEFAULT_STOP_CHUNKS`` (bool, default True),
 ``DITTO_DROP_BODY`` (bool, default False: remove ``body`` from the item after detection),
 ``DITTO_IN_THREAD`` (bool, default True: detect in Twisted's thread pool; ditto releases
@@ -32,14 +42,15 @@ the GIL, so detection runs beside the crawl).
 
 from __future__ import annotations
 
+import hashlib
 import logging
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from . import Detector, Store, Verdict
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["DittoPipeline", "page_item", "verdict_summary"]
+__all__ = ["DittoPipeline", "DittoRecrawlMiddleware", "page_item", "verdict_summary"]
 
 
 def page_item(response: Any) -> Dict[str, Any]:
@@ -198,3 +209,165 @@ class DittoPipeline:
         else:
             result = self._detect(url, body, ctype, status)
         return self._finish(item, adapter, result)
+
+
+PlanRow = Tuple[str, Sequence[str], Sequence[str]]
+
+
+class DittoRecrawlMiddleware:
+    """Scrapy downloader middleware for a recrawl that skips replicas.
+
+    The earlier crawl's store (``DITTO_RECRAWL_STORE``) is clustered as ``ditto recrawl``
+    and ``ditto replicas`` do (:func:`ditto_detect.recrawl_plan`). A request for a cluster
+    member that is not its representative is dropped (``IgnoreRequest``) while the
+    representative is not known to have changed; when the representative's response comes
+    back with a body whose SHA-1 is none of the old store's for it (or its download fails),
+    the cluster counts as changed and its dropped requests are scheduled again. A cluster
+    whose representative was never requested counts as changed when the spider goes idle
+    (``ditto recrawl`` counts a representative it could not refetch as changed, too). URLs
+    are compared as strings, as stored (``response.url`` for stores written by
+    :class:`DittoPipeline`).
+
+    Settings: ``DITTO_RECRAWL_STORE`` (required), ``DITTO_RECRAWL_THRESHOLD`` (Jaccard, default
+    0.8), ``DITTO_RECRAWL_SIMHASH_K`` (default 3; ``None`` or ``-1``: no SimHash candidates),
+    ``DITTO_RECRAWL_SKIPPED_OUT`` (write the skipped URLs there at the end, one
+    ``url<TAB>representative`` a line, as ``ditto recrawl --skipped-out``).
+
+    Scrapy stats: ``ditto_recrawl/clusters``, ``ditto_recrawl/dropped`` (requests dropped),
+    ``ditto_recrawl/refetched`` (dropped, then scheduled again because the representative
+    changed or was not fetched), ``ditto_recrawl/skipped`` (dropped for good, at the end),
+    ``ditto_recrawl/changed_clusters``.
+    """
+
+    def __init__(self, plan: Sequence[PlanRow], skipped_out: Optional[str] = None) -> None:
+        self.representatives: List[str] = []
+        self.rep_hashes: List[Set[str]] = []
+        self.cluster_of_member: Dict[str, int] = {}
+        self.cluster_of_rep: Dict[str, int] = {}
+        for i, (rep, hashes, others) in enumerate(plan):
+            self.representatives.append(rep)
+            self.rep_hashes.append(set(hashes))
+            self.cluster_of_rep[rep] = i
+            for o in others:
+                self.cluster_of_member.setdefault(o, i)
+        # None: representative not seen yet; True: changed; False: unchanged.
+        self.changed: List[Optional[bool]] = [None] * len(plan)
+        self.dropped: Dict[int, List[Any]] = {}
+        self.skipped_out = skipped_out
+        self.stats: Dict[str, int] = {
+            "clusters": len(plan),
+            "dropped": 0,
+            "refetched": 0,
+            "skipped": 0,
+            "changed_clusters": 0,
+        }
+        self.crawler: Any = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "DittoRecrawlMiddleware":
+        from scrapy import signals
+        from scrapy.exceptions import NotConfigured
+
+        from . import recrawl_plan
+
+        s = crawler.settings
+        old = s.get("DITTO_RECRAWL_STORE")
+        if not old:
+            raise NotConfigured("DittoRecrawlMiddleware needs DITTO_RECRAWL_STORE")
+        k = s.get("DITTO_RECRAWL_SIMHASH_K", 3)
+        k = None if k is None or str(k).lower() in ("none", "off", "-1") else int(k)
+        plan = recrawl_plan(str(old), threshold=s.getfloat("DITTO_RECRAWL_THRESHOLD", 0.8), simhash_k=k)
+        mw = cls(plan, skipped_out=s.get("DITTO_RECRAWL_SKIPPED_OUT"))
+        mw.crawler = crawler
+        crawler.signals.connect(mw.spider_idle, signal=signals.spider_idle)
+        crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
+        logger.info(
+            "ditto recrawl: %d clusters, %d replica URLs skippable (store %s)",
+            len(plan),
+            len(mw.cluster_of_member),
+            old,
+        )
+        return mw
+
+    def _stat(self, key: str, n: int = 1) -> None:
+        self.stats[key] += n
+        st = getattr(self.crawler, "stats", None)
+        if st is not None:
+            st.inc_value(f"ditto_recrawl/{key}", n)
+
+    def _mark(self, c: int, changed: bool) -> None:
+        if self.changed[c] is not None:
+            return
+        self.changed[c] = changed
+        if changed:
+            self._stat("changed_clusters")
+            self._release(c)
+
+    def _release(self, c: int) -> None:
+        """Schedule the cluster's dropped requests again."""
+        for req in self.dropped.pop(c, []):
+            self._stat("refetched")
+            meta = dict(req.meta)
+            meta["ditto_recrawl_refetch"] = True
+            self.crawler.engine.crawl(req.replace(dont_filter=True, meta=meta))
+
+    def process_request(self, request: Any, spider: Any = None) -> None:
+        c = self.cluster_of_member.get(request.url)
+        if c is None or self.changed[c] or request.meta.get("ditto_recrawl_refetch"):
+            return None
+        from scrapy.exceptions import IgnoreRequest
+
+        self.dropped.setdefault(c, []).append(request)
+        self._stat("dropped")
+        raise IgnoreRequest(f"ditto recrawl: replica of {self.representatives[c]}")
+
+    def process_response(self, request: Any, response: Any, spider: Any = None) -> Any:
+        c = self.cluster_of_rep.get(request.url)
+        if c is not None and response.status < 300:
+            self._mark(c, hashlib.sha1(response.body).hexdigest() not in self.rep_hashes[c])
+        elif c is not None and response.status >= 400:
+            self._mark(c, True)
+        return response
+
+    def process_exception(self, request: Any, exception: Any, spider: Any = None) -> None:
+        c = self.cluster_of_rep.get(request.url)
+        if c is not None and request.meta.get("ditto_recrawl_refetch") is None:
+            from scrapy.exceptions import IgnoreRequest
+
+            if not isinstance(exception, IgnoreRequest):
+                self._mark(c, True)
+        return None
+
+    def spider_idle(self, spider: Any = None) -> None:
+        """Clusters whose representative was never fetched count as changed."""
+        pending = [c for c in list(self.dropped) if self.changed[c] is None]
+        if not pending:
+            return
+        for c in pending:
+            self._mark(c, True)
+        from scrapy.exceptions import DontCloseSpider
+
+        raise DontCloseSpider()
+
+    def skipped(self) -> List[Tuple[str, str]]:
+        """``(url, representative)`` for every request dropped for good so far."""
+        return sorted(
+            (r.url, self.representatives[c]) for c, reqs in self.dropped.items() for r in reqs if not self.changed[c]
+        )
+
+    def spider_closed(self, spider: Any = None) -> None:
+        skipped = self.skipped()
+        self.stats["skipped"] = len(skipped)
+        st = getattr(self.crawler, "stats", None)
+        if st is not None:
+            st.set_value("ditto_recrawl/skipped", len(skipped))
+            st.set_value("ditto_recrawl/clusters", self.stats["clusters"])
+        if self.skipped_out:
+            with open(self.skipped_out, "w", encoding="utf-8") as f:
+                for url, rep in skipped:
+                    f.write(f"{url}\t{rep}\n")
+        logger.info(
+            "ditto recrawl: %(dropped)d requests dropped, %(refetched)d fetched after all "
+            "(%(changed_clusters)d changed clusters), %(skipped)d skipped",
+            self.stats,
+        )

@@ -13,6 +13,12 @@ if os.environ.get("DITTO_PIPELINE", "1") == "0":  # the benchmark's baseline
     ITEM_PIPELINES = {"demo_project.pipelines.DropBody": 300}
 DITTO_DROP_BODY = True  # keep the feed small
 
+# A recrawl that skips the replicas an earlier crawl's store knows (the `recrawl` spider).
+if os.environ.get("DITTO_RECRAWL_STORE"):
+    DOWNLOADER_MIDDLEWARES = {"ditto_detect.scrapy.DittoRecrawlMiddleware": 50}
+    DITTO_RECRAWL_STORE = os.environ["DITTO_RECRAWL_STORE"]
+    DITTO_RECRAWL_SKIPPED_OUT = os.environ.get("DITTO_RECRAWL_SKIPPED_OUT")
+
 # Polite, as `ditto crawl --min-delay-ms 20`: one request at a time per host.
 USER_AGENT = "ditto-scrapy-test/0.1 (+https://example.org/bot)"
 ROBOTSTXT_OBEY = True
