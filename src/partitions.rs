@@ -61,6 +61,29 @@ impl LocalRedis {
         format!("redis://127.0.0.1:{}/{db}", self.port)
     }
 
+    /// Empty database `db` (FLUSHDB), e.g. before reusing it for another crawl.
+    pub fn flush_db(&self, db: u32) -> Result<()> {
+        use std::io::{Read, Write};
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], self.port));
+        let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+        s.set_read_timeout(Some(Duration::from_secs(5)))?;
+        let db = db.to_string();
+        write!(s, "*2\r\n$6\r\nSELECT\r\n${}\r\n{db}\r\n*1\r\n$7\r\nFLUSHDB\r\n", db.len())?;
+        let mut got = Vec::new();
+        let mut buf = [0u8; 64];
+        while got.windows(2).filter(|w| w == b"\r\n").count() < 2 {
+            let n = s.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        if got != b"+OK\r\n+OK\r\n" {
+            bail!("redis FLUSHDB {db}: unexpected reply {:?}", String::from_utf8_lossy(&got));
+        }
+        Ok(())
+    }
+
     /// Kill the server (SIGKILL) and wait for it.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
