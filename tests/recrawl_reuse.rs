@@ -74,14 +74,14 @@ fn version2(v1: &Pages, clusters_tsv: &str) -> Pages {
         let Some((id, url)) = line.split_once('\t') else { continue };
         clustered.insert(url.to_string());
         let id: u64 = id.trim_start_matches(|c: char| !c.is_ascii_digit()).parse().unwrap_or(1);
-        if id % 4 == 0 {
+        if id.is_multiple_of(4) {
             if let Some(b) = v1.get(url) {
                 v2.insert(url.to_string(), edit(url, b, &format!("cluster {id}")));
             }
         }
     }
     for (i, url) in v1.keys().filter(|u| !clustered.contains(*u)).enumerate() {
-        if i % 7 == 0 {
+        if i.is_multiple_of(7) {
             v2.insert(url.clone(), edit(url, &v1[url], &format!("page {i}")));
         }
     }
