@@ -54,6 +54,24 @@ pub fn fingerprint_with_file_hash<S: AsRef<str>>(
     norm: &Normalization,
 ) -> Fingerprints {
     let mut fp = Fingerprints { file_hash, chunks: Vec::with_capacity(blocks.len()), empty_blocks: 0 };
+    if norm.collapse_whitespace && norm.trim {
+        // The default normalization: ASCII chunks take the folded fast path.
+        let mut scratch = Vec::new();
+        for (i, block) in blocks.iter().enumerate() {
+            let hash = match normalized_ascii_folded(norm, block.as_ref(), &mut scratch) {
+                Some(bytes) => (!bytes.is_empty()).then(|| sha1(bytes)),
+                None => {
+                    let text = norm.apply(block.as_ref());
+                    (!text.is_empty()).then(|| chunk_hash(&text))
+                }
+            };
+            match hash {
+                Some(hash) => fp.chunks.push(ChunkFingerprint { hash, block: i as u32 }),
+                None => fp.empty_blocks += 1,
+            }
+        }
+        return fp;
+    }
     for (i, block) in blocks.iter().enumerate() {
         let hash = match normalized_sha1_ascii(norm, block.as_ref()) {
             Some(h) => h,
@@ -76,6 +94,19 @@ pub fn fingerprint_with_file_hash<S: AsRef<str>>(
 /// ASCII, NFKC changes nothing and `char::is_whitespace` is exactly TAB, LF, VT, FF, CR and
 /// space, so this gives the same bytes as [`Normalization::apply`] (tested below).
 pub(crate) fn normalized_sha1_ascii(norm: &Normalization, text: &str) -> Option<Option<Sha1Digest>> {
+    let mut hasher = Sha1::new();
+    let non_empty = feed_normalized_ascii(norm, text, |b| hasher.update(b))?;
+    Some(non_empty.then(|| hasher.finalize().into()))
+}
+
+/// Feeds the bytes of `norm.apply(text)` for ASCII `text` to `feed`, in pieces, without
+/// building the normalized string. `None` when the text is not ASCII (nothing fed);
+/// otherwise whether anything was fed (the normalized text is not empty).
+pub(crate) fn feed_normalized_ascii(
+    norm: &Normalization,
+    text: &str,
+    mut feed: impl FnMut(&[u8]),
+) -> Option<bool> {
     if !text.is_ascii() {
         return None;
     }
@@ -83,43 +114,155 @@ pub(crate) fn normalized_sha1_ascii(norm: &Normalization, text: &str) -> Option<
     let src = if norm.trim { text.trim_matches(|c: char| c.is_ascii() && is_ws(c as u8)) } else { text };
     let bytes = src.as_bytes();
     if bytes.is_empty() {
-        return Some(None);
+        return Some(false);
     }
     let needs_lower = norm.lowercase && bytes.iter().any(u8::is_ascii_uppercase);
     let needs_collapse = norm.collapse_whitespace
         && (bytes.windows(2).any(|w| is_ws(w[0]) && (w[0] != b' ' || is_ws(w[1])))
             || bytes.last().is_some_and(|&b| is_ws(b) && b != b' '));
-    if !needs_lower && !needs_collapse {
-        return Some(Some(sha1(bytes)));
-    }
-    let mut hasher = Sha1::new();
-    let mut buf = [0u8; 4096];
-    let mut n = 0;
-    let mut in_ws = false;
-    for &b in bytes {
-        let out = if norm.collapse_whitespace && is_ws(b) {
-            if in_ws {
-                continue;
+    // A small stack buffer: it is set up once per chunk, so it must stay cheap to clear.
+    let mut buf = [0u8; 256];
+    match (needs_lower, needs_collapse) {
+        (false, false) => feed(bytes),
+        (true, false) => {
+            for piece in bytes.chunks(buf.len()) {
+                let out = &mut buf[..piece.len()];
+                out.copy_from_slice(piece);
+                out.make_ascii_lowercase();
+                feed(out);
             }
-            in_ws = true;
-            b' '
-        } else {
-            in_ws = false;
-            if norm.lowercase {
-                b.to_ascii_lowercase()
-            } else {
-                b
+        }
+        (_, true) => {
+            let mut n = 0;
+            let mut in_ws = false;
+            for &b in bytes {
+                let out = if is_ws(b) {
+                    if in_ws {
+                        continue;
+                    }
+                    in_ws = true;
+                    b' '
+                } else {
+                    in_ws = false;
+                    if needs_lower {
+                        b.to_ascii_lowercase()
+                    } else {
+                        b
+                    }
+                };
+                buf[n] = out;
+                n += 1;
+                if n == buf.len() {
+                    feed(&buf[..]);
+                    n = 0;
+                }
             }
-        };
-        buf[n] = out;
-        n += 1;
-        if n == buf.len() {
-            hasher.update(&buf[..]);
-            n = 0;
+            if n > 0 {
+                feed(&buf[..n]);
+            }
         }
     }
-    hasher.update(&buf[..n]);
-    Some(Some(hasher.finalize().into()))
+    Some(true)
+}
+
+/// The bytes of `norm.apply(text)` for ASCII `text` under a normalization that collapses
+/// and trims whitespace (the default), built in `scratch` (or borrowed from `text` when
+/// nothing changes); `None` when the text is not ASCII. The fingerprint stage's hot path:
+/// whitespace that needs folding is found eight bytes at a time, the stretches between are
+/// copied whole and lower-cased in bulk. Equal to [`Normalization::apply`] (tested).
+pub(crate) fn normalized_ascii_folded<'a>(
+    norm: &Normalization,
+    text: &'a str,
+    scratch: &'a mut Vec<u8>,
+) -> Option<&'a [u8]> {
+    debug_assert!(norm.collapse_whitespace && norm.trim);
+    if !text.is_ascii() {
+        return None;
+    }
+    let is_ws = |b: u8| matches!(b, b'\t'..=b'\r' | b' ');
+    let all = text.as_bytes();
+    let Some(first) = all.iter().position(|&b| !is_ws(b)) else { return Some(&[]) };
+    let last = all.iter().rposition(|&b| !is_ws(b)).unwrap_or(first);
+    let src = &all[first..=last];
+    // After trimming, a whitespace run needs folding unless it is one space: find each
+    // control character (TAB..CR are below 0x20) or space followed by a space.
+    let mut seg = 0; // src[..seg] is already in `scratch`
+    let mut folded = false;
+    let mut i = 0;
+    let n = src.len();
+    while i < n {
+        let hit = if i + 9 <= n {
+            let x = u64::from_le_bytes(src[i..i + 8].try_into().unwrap_or([b'a'; 8]));
+            let y = u64::from_le_bytes(src[i + 1..i + 9].try_into().unwrap_or([b'a'; 8]));
+            let bad = ascii_bad_ws_mask(x, y);
+            if bad == 0 {
+                i += 8;
+                continue;
+            }
+            i + (bad.trailing_zeros() / 8) as usize
+        } else {
+            let b = src[i];
+            if b < b' ' || (b == b' ' && src.get(i + 1).is_some_and(|&c| is_ws(c))) {
+                i
+            } else {
+                i += 1;
+                continue;
+            }
+        };
+        if !is_ws(src[hit]) {
+            // A control character that is not whitespace stays as it is.
+            i = hit + 1;
+            continue;
+        }
+        // The run may have begun with spaces before `hit`.
+        let mut start = hit;
+        while start > seg && src[start - 1] == b' ' {
+            start -= 1;
+        }
+        let mut end = hit + 1;
+        while end < n && is_ws(src[end]) {
+            end += 1;
+        }
+        if !folded {
+            scratch.clear();
+            folded = true;
+        }
+        scratch.extend_from_slice(&src[seg..start]);
+        scratch.push(b' ');
+        seg = end;
+        i = end;
+    }
+    let lower = norm.lowercase && src.iter().fold(false, |acc, b| acc | b.is_ascii_uppercase());
+    if !folded {
+        if !lower {
+            return Some(src);
+        }
+        scratch.clear();
+    }
+    scratch.extend_from_slice(&src[seg..]);
+    if lower {
+        scratch.make_ascii_lowercase();
+    }
+    Some(&scratch[..])
+}
+
+/// For eight ASCII bytes `x` (byte k = src[i + k]) and the same shifted by one (`y`: byte
+/// k = src[i + k + 1]): a mask with the high bit of byte k set where src[i + k] is below
+/// 0x20 (a control character: TAB, LF, VT, FF and CR are whitespace) or is a space followed
+/// by a space. Exact per byte (no borrows cross bytes: every byte is below 0x80).
+#[inline]
+fn ascii_bad_ws_mask(x: u64, y: u64) -> u64 {
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // High bit set where the byte is >= 0x20: b + 0x60 reaches 0x80 exactly then.
+    let ge_space = x.wrapping_add(0x6060_6060_6060_6060) & HI;
+    let control = !ge_space & HI;
+    // High bit set where the byte equals 0x20: zero-byte test of x ^ 0x20...
+    let is_space = |v: u64| {
+        let t = v ^ 0x2020_2020_2020_2020;
+        !(((t & LO7).wrapping_add(LO7)) | t | LO7)
+    };
+    control | (is_space(x) & is_space(y))
 }
 
 /// Lower-case hex of a digest.
@@ -204,6 +347,35 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn folded_ascii_equals_applied_normalization() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let alphabet = b"aB c\t\n\r\x0b\x0c  xY\x01\x1b_9.";
+        let mut scratch = Vec::new();
+        for len in 0..200usize {
+            for _ in 0..40 {
+                let text: String = (0..len)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        alphabet[(x % alphabet.len() as u64) as usize] as char
+                    })
+                    .collect();
+                for norm in [
+                    Normalization::default(),
+                    Normalization { lowercase: false, ..Normalization::default() },
+                    Normalization { nfkc: false, ..Normalization::default() },
+                ] {
+                    let want = norm.apply(&text);
+                    let got = normalized_ascii_folded(&norm, &text, &mut scratch).unwrap();
+                    assert_eq!(got, want.as_bytes(), "{norm} {text:?}");
+                }
+            }
+        }
+        assert_eq!(normalized_ascii_folded(&Normalization::default(), "é", &mut scratch), None);
     }
 
     #[test]

@@ -23,7 +23,9 @@
 
 use std::borrow::Cow;
 
-use crate::fingerprint::{sha1, Sha1Digest};
+use sha1::{Digest, Sha1};
+
+use crate::fingerprint::{sha1, ChunkFingerprint, Fingerprints, Sha1Digest};
 use crate::normalize::Normalization;
 
 /// Words per shingle (the truth's and MinHashLSH peer's word 4-shingles).
@@ -71,6 +73,7 @@ pub fn fmix64(mut k: u64) -> u64 {
 /// Hash of one shingle from the 64-bit hashes of its words, in order: the word hashes
 /// (already avalanched) rotated by their position and combined, then mixed once. Order
 /// matters (a b c d ≠ b a c d); one `fmix64` per shingle keeps the fingerprint stage fast.
+#[inline]
 pub fn shingle_hash(word_hashes: &[u64]) -> u32 {
     let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
     for (i, &w) in word_hashes.iter().enumerate() {
@@ -137,22 +140,7 @@ pub struct ReplicaFeatures {
 /// [`text_hash`] and [`shingle_set`] over [`visible_text`] (tested): block boundaries are
 /// never inside a word because the join adds a space.
 pub fn replica_features<S: AsRef<str>>(blocks: &[S], norm: &Normalization) -> ReplicaFeatures {
-    let mut word_hashes: Vec<u64> = Vec::new();
-    let mut ones = BitCounts::default();
-    for b in blocks {
-        for_each_word(b.as_ref(), |h, long| {
-            word_hashes.push(h);
-            if long {
-                ones.add(h);
-            }
-        });
-    }
-    let (ones, features) = ones.finish();
-    // V_i = ones_i − (n − ones_i) > 0  ⇔  2·ones_i > n (Charikar's bit rule, unit weights).
-    let simhash = ones
-        .iter()
-        .enumerate()
-        .fold(0u64, |acc, (i, &o)| if 2 * o > features { acc | (1 << i) } else { acc });
+    let (simhash, shingles) = word_features(blocks);
     let text = visible_text(blocks);
     // The text hash trims after normalizing; the streamed form trims only when `norm` does.
     let streamed = if norm.trim { crate::fingerprint::normalized_sha1_ascii(norm, &text) } else { None };
@@ -164,15 +152,127 @@ pub fn replica_features<S: AsRef<str>>(blocks: &[S], norm: &Normalization) -> Re
             (!n.is_empty()).then(|| sha1(n.as_bytes()))
         }
     };
-    let shingles = if word_hashes.len() < SHINGLE_WORDS {
-        Vec::new()
-    } else {
-        let mut out: Vec<u32> = word_hashes.windows(SHINGLE_WORDS).map(shingle_hash).collect();
-        out.sort_unstable();
-        out.dedup();
-        out
-    };
     ReplicaFeatures { simhash, text_hash, shingles }
+}
+
+/// The fingerprint stage's whole per-page work: the chunk fingerprints
+/// ([`crate::fingerprint::fingerprint_with_file_hash`]) and the [`replica_features`], with
+/// each block normalized once for both its chunk hash and the text hash.
+///
+/// Why one pass is the same: with whitespace collapsed and trimmed, `norm.apply` of the
+/// visible text (blocks joined by one space) is the non-empty normalized blocks joined by
+/// one space. A space is a normalization boundary for NFKC (a starter that composes with
+/// nothing, UAX #15), is not case-ignorable (so it ends the final-sigma context of
+/// lower-casing), and whitespace folding and trimming only act on whitespace runs, which the
+/// join merges. Other normalizations take the two separate functions (tested equal).
+pub fn fingerprint_with_features<S: AsRef<str>>(
+    file_hash: Sha1Digest,
+    blocks: &[S],
+    norm: &Normalization,
+) -> (Fingerprints, ReplicaFeatures) {
+    if !(norm.collapse_whitespace && norm.trim) {
+        return (
+            crate::fingerprint::fingerprint_with_file_hash(file_hash, blocks, norm),
+            replica_features(blocks, norm),
+        );
+    }
+    let mut fp = Fingerprints { file_hash, chunks: Vec::with_capacity(blocks.len()), empty_blocks: 0 };
+    let mut text = Sha1::new();
+    let mut text_empty = true;
+    let mut scratch: Vec<u8> = Vec::new();
+    for (i, block) in blocks.iter().enumerate() {
+        let block = block.as_ref();
+        let applied;
+        let normalized: &[u8] = match crate::fingerprint::normalized_ascii_folded(norm, block, &mut scratch) {
+            Some(bytes) => bytes,
+            None => {
+                applied = norm.apply(block);
+                applied.as_bytes()
+            }
+        };
+        if normalized.is_empty() {
+            fp.empty_blocks += 1;
+            continue;
+        }
+        if !text_empty {
+            text.update(b" ");
+        }
+        text.update(normalized);
+        text_empty = false;
+        fp.chunks.push(ChunkFingerprint { hash: sha1(normalized), block: i as u32 });
+    }
+    let (simhash, shingles) = word_features(blocks);
+    let text_hash = (!text_empty).then(|| text.finalize().into());
+    (fp, ReplicaFeatures { simhash, text_hash, shingles })
+}
+
+/// SimHash and shingle set from one pass over the words of all blocks: each word's hash
+/// feeds the SimHash bit counts and, with the three words before it, one shingle hash (no
+/// vector of word hashes in between).
+fn word_features<S: AsRef<str>>(blocks: &[S]) -> (u64, Vec<u32>) {
+    const _: () = assert!(SHINGLE_WORDS == 4);
+    // About one word per six bytes of text; reserving avoids regrowing the vector.
+    let mut shingles: Vec<u32> =
+        Vec::with_capacity(blocks.iter().map(|b| b.as_ref().len()).sum::<usize>() / 5);
+    let mut ones = BitCounts::default();
+    let mut last = [0u64; SHINGLE_WORDS];
+    let mut seen = 0usize;
+    for b in blocks {
+        for_each_word(b.as_ref(), |h, long| {
+            if long {
+                ones.add(h);
+            }
+            last = [last[1], last[2], last[3], h];
+            seen += 1;
+            if seen >= SHINGLE_WORDS {
+                shingles.push(shingle_hash(&last));
+            }
+        });
+    }
+    let (ones, features) = ones.finish();
+    // V_i = ones_i − (n − ones_i) > 0  ⇔  2·ones_i > n (Charikar's bit rule, unit weights).
+    let simhash = ones
+        .iter()
+        .enumerate()
+        .fold(0u64, |acc, (i, &o)| if 2 * o > features { acc | (1 << i) } else { acc });
+    sort_dedup(&mut shingles);
+    (simhash, shingles)
+}
+
+/// Sorts and deduplicates `v`: an LSD radix sort (three passes of 11 bits) for long sets,
+/// the standard sort for short ones. A page's shingle set is sorted once per page, and a
+/// comparison sort of a few thousand keys costs more than the rest of the stage.
+pub fn sort_dedup(v: &mut Vec<u32>) {
+    const BITS: u32 = 11;
+    const BUCKETS: usize = 1 << BITS;
+    if v.len() < 256 {
+        v.sort_unstable();
+        v.dedup();
+        return;
+    }
+    let mut counts = [[0u32; BUCKETS]; 3];
+    for &x in v.iter() {
+        for (pass, c) in counts.iter_mut().enumerate() {
+            c[((x >> (BITS * pass as u32)) as usize) & (BUCKETS - 1)] += 1;
+        }
+    }
+    let mut scratch = vec![0u32; v.len()];
+    for (pass, c) in counts.iter_mut().enumerate() {
+        let shift = BITS * pass as u32;
+        let mut sum = 0u32;
+        for slot in c.iter_mut() {
+            let n = *slot;
+            *slot = sum;
+            sum += n;
+        }
+        for &x in v.iter() {
+            let slot = &mut c[((x >> shift) as usize) & (BUCKETS - 1)];
+            scratch[*slot as usize] = x;
+            *slot += 1;
+        }
+        std::mem::swap(v, &mut scratch);
+    }
+    v.dedup();
 }
 
 /// Per-bit counts of 1s over many 64-bit values, 8 additions per value instead of 64: each
@@ -238,60 +338,82 @@ impl BitCounts {
     }
 }
 
+/// `WORD_BYTE[b]`: for an ASCII word character (`[A-Za-z0-9_]`) its lower-case form, for
+/// any other ASCII byte 0, for a byte of a multi-byte UTF-8 sequence 0xFF.
+const WORD_BYTE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = if c >= 0x80 {
+            0xff
+        } else if c.is_ascii_alphanumeric() || c == b'_' {
+            c.to_ascii_lowercase()
+        } else {
+            0
+        };
+        b += 1;
+    }
+    t
+};
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
 /// Call `f(hash64(lower-cased word), word has more than 3 chars)` for every word of `text`
-/// in order: the same words and hashes as [`words`] + [`hash64`], without allocating for
-/// ASCII words (lower-cased on the fly).
+/// in order: the same words and hashes as [`words`] + [`hash64`], without allocating.
+/// ASCII words (nearly all) are found and hashed byte by byte through one table; a word
+/// that has a non-ASCII character takes the general path ([`general_word`]).
 fn for_each_word(text: &str, mut f: impl FnMut(u64, bool)) {
     let bytes = text.as_bytes();
+    let n = bytes.len();
     let mut i = 0;
-    while i < bytes.len() {
-        // Skip to the next word character.
-        let c = match text[i..].chars().next() {
-            Some(c) => c,
-            None => break,
-        };
-        if !is_word_char(c) {
-            i += c.len_utf8();
+    while i < n {
+        let t = WORD_BYTE[bytes[i] as usize];
+        if t == 0 {
+            i += 1;
+            continue;
+        }
+        if t == 0xff {
+            // A non-ASCII character: a word start only if it is a word character.
+            let Some(c) = text.get(i..).and_then(|r| r.chars().next()) else { break };
+            i = if is_word_char(c) { general_word(text, i, &mut f) } else { i + c.len_utf8() };
             continue;
         }
         let start = i;
-        let mut ascii = true;
-        let mut chars = 0usize;
-        while i < bytes.len() {
-            let b = bytes[i];
-            if b < 0x80 {
-                if !(b.is_ascii_alphanumeric() || b == b'_') {
-                    break;
-                }
-                i += 1;
-            } else {
-                let Some(c) = text[i..].chars().next() else { break };
-                if !is_word_char(c) {
-                    break;
-                }
-                ascii = false;
-                i += c.len_utf8();
+        let mut h = FNV_OFFSET;
+        while i < n {
+            let t = WORD_BYTE[bytes[i] as usize];
+            if t == 0 || t == 0xff {
+                break;
             }
-            chars += 1;
+            h ^= t as u64;
+            h = h.wrapping_mul(FNV_PRIME);
+            i += 1;
         }
-        let w = &text[start..i];
-        let h = if ascii {
-            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-            for &b in w.as_bytes() {
-                h ^= b.to_ascii_lowercase() as u64;
-                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        if i < n && bytes[i] >= 0x80 {
+            // The word may go on with non-ASCII word characters: redo it in full.
+            let continues = text.get(i..).and_then(|r| r.chars().next()).is_some_and(is_word_char);
+            if continues {
+                i = general_word(text, start, &mut f);
+                continue;
             }
-            fmix64(h)
-        } else if w.chars().any(char::is_uppercase) {
-            hash64(w.to_lowercase().as_bytes())
-        } else {
-            hash64(w.as_bytes())
-        };
-        // Khan & Ali count characters of the lower-cased word (see page_simhash); lower-casing
-        // keeps the char count except for rare expansions, so count the lower-cased form then.
-        let long = if ascii { chars > 3 } else { w.to_lowercase().chars().nth(3).is_some() };
-        f(h, long);
+        }
+        f(fmix64(h), i - start > 3);
     }
+}
+
+/// The word of `text` starting at byte `start` (a word character), in full Unicode: calls
+/// `f` as [`for_each_word`] does and returns the byte index after the word.
+fn general_word(text: &str, start: usize, f: &mut impl FnMut(u64, bool)) -> usize {
+    let rest = text.get(start..).unwrap_or("");
+    let len = rest.find(|c: char| !is_word_char(c)).unwrap_or(rest.len());
+    let w = &rest[..len];
+    let lower: Cow<'_, str> =
+        if w.chars().any(char::is_uppercase) { Cow::Owned(w.to_lowercase()) } else { Cow::Borrowed(w) };
+    // Khan & Ali count characters of the lower-cased word (see page_simhash).
+    f(hash64(lower.as_bytes()), lower.chars().nth(3).is_some());
+    start + len
 }
 
 /// |A ∩ B| of two sorted, distinct sets (S&G's overlap F: shared fingerprints).
@@ -423,6 +545,137 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, 40);
+    }
+
+    #[test]
+    fn fused_fingerprint_equals_the_separate_functions() {
+        // Tricky joins: final sigma at block ends, NFKC expansions to leading spaces (´ ¨),
+        // combining marks at block starts, ligatures, dotted İ, no-break and other spaces,
+        // zero-width space (not whitespace), empty and whitespace-only blocks.
+        let palette = [
+            "Σ",
+            "ΟΔΥΣΣΕΥΣ",
+            "´",
+            "¨x",
+            "\u{301}",
+            "e\u{301}",
+            "ﬁ",
+            "İ",
+            "\u{a0}",
+            "\u{2003}",
+            "\u{200b}",
+            " ",
+            "\t",
+            "\n",
+            "",
+            "A",
+            "b c",
+            "Hello World",
+            "ＡＢＣ",
+            "x\u{3a3} y",
+            "   ",
+            "Å",
+            "A\u{30a}",
+        ];
+        let mut x = 0x9e37_79b9u64;
+        let mut next = || {
+            x = fmix64(x.wrapping_add(0x9e37_79b9_7f4a_7c15));
+            x
+        };
+        let norms = [
+            Normalization::default(),
+            Normalization::NONE,
+            Normalization { nfkc: false, ..Normalization::default() },
+            Normalization { lowercase: false, ..Normalization::default() },
+            Normalization { trim: false, ..Normalization::default() },
+        ];
+        for _ in 0..3000 {
+            let nblocks = (next() % 5) as usize;
+            let blocks: Vec<String> = (0..nblocks)
+                .map(|_| {
+                    let parts = 1 + next() % 4;
+                    (0..parts).map(|_| palette[(next() % palette.len() as u64) as usize]).collect()
+                })
+                .collect();
+            for norm in &norms {
+                let fused = fingerprint_with_features([7; 20], &blocks, norm);
+                let separate = (
+                    crate::fingerprint::fingerprint_with_file_hash([7; 20], &blocks, norm),
+                    replica_features(&blocks, norm),
+                );
+                assert_eq!(fused, separate, "{norm} {blocks:?}");
+            }
+        }
+        // Real pages.
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/wikipedia/articles");
+        for e in std::fs::read_dir(dir).unwrap().take(40) {
+            let body = std::fs::read(e.unwrap().path()).unwrap();
+            let doc = crate::clean(&body, Some("text/html"), None, &crate::CleanOptions::default());
+            let norm = Normalization::default();
+            let fused = fingerprint_with_features([1; 20], &doc.blocks, &norm);
+            assert_eq!(fused.0, crate::fingerprint::fingerprint_with_file_hash([1; 20], &doc.blocks, &norm));
+            assert_eq!(fused.1, replica_features(&doc.blocks, &norm));
+        }
+    }
+
+    #[test]
+    fn word_scan_equals_words_and_hash64() {
+        let palette = [
+            "ab",
+            "C",
+            "_",
+            "9",
+            " ",
+            ".",
+            "é",
+            "É",
+            "ΣΑ",
+            "ß",
+            "日本",
+            "-",
+            "\u{301}",
+            "İ",
+            "x\u{200b}",
+            "ǅ",
+        ];
+        let mut x = 7u64;
+        for _ in 0..5000 {
+            let len = (fmix64(x) % 12) as usize;
+            let text: String = (0..len)
+                .map(|_| {
+                    x = fmix64(x.wrapping_add(0x9e37_79b9_7f4a_7c15));
+                    palette[(x % palette.len() as u64) as usize]
+                })
+                .collect();
+            let want: Vec<(u64, bool)> =
+                words(&text).map(|w| (hash64(w.as_bytes()), w.chars().nth(3).is_some())).collect();
+            let mut got = Vec::new();
+            for_each_word(&text, |h, long| got.push((h, long)));
+            assert_eq!(got, want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn sort_dedup_equals_the_standard_sort() {
+        let mut x = 1u64;
+        for len in [0usize, 1, 2, 255, 256, 257, 1000, 5000, 70_000] {
+            let mut v: Vec<u32> = (0..len)
+                .map(|i| {
+                    x = fmix64(x.wrapping_add(0x9e37_79b9_7f4a_7c15));
+                    // Some repeats, some extremes.
+                    match i % 7 {
+                        0 => u32::MAX,
+                        1 => (x % 50) as u32,
+                        _ => x as u32,
+                    }
+                })
+                .collect();
+            let mut want = v.clone();
+            want.sort_unstable();
+            want.dedup();
+            sort_dedup(&mut v);
+            assert_eq!(v, want, "len {len}");
+        }
     }
 
     #[test]
