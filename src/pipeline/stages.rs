@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use crawler::crawl::LinkPolicy;
 use detector::clean::{sniff_kind, CleanedDoc};
-use detector::fingerprint::{fingerprint_with_file_hash, sha1, Sha1Digest};
+use detector::fingerprint::{sha1, Sha1Digest};
 use detector::matching::{match_page, ChunkLookup, StopList};
 use detector::{CleanOptions, NeighborhoodAccumulator, Normalization, Page, TrapReason, TrapRules};
 use store::{Evidence, FrontierEntry, PageRecord, PageWrite, SourceCount, Store};
@@ -130,10 +130,10 @@ pub fn clean(p: FilteredPage, opts: &CleanOptions) -> CleanedPage {
 
 /// Fingerprint stage (§3.1 steps 1–2): normalized chunk SHA-1s; the body is dropped. Also
 /// the page's Khan & Ali SimHash, visible-text SHA-1 and word-4-shingle set
-/// (`detector::shingles::replica_features`).
+/// (`detector::shingles::replica_features`), each block normalized once for both
+/// (`detector::shingles::fingerprint_with_features`).
 pub fn fingerprint(mut p: CleanedPage, norm: &Normalization) -> FingerprintedPage {
-    let fp = fingerprint_with_file_hash(p.file_hash, &p.doc.blocks, norm);
-    let replica = detector::shingles::replica_features(&p.doc.blocks, norm);
+    let (fp, replica) = detector::shingles::fingerprint_with_features(p.file_hash, &p.doc.blocks, norm);
     p.page.body = Vec::new();
     FingerprintedPage { page: p.page, ticket: p.ticket, doc: p.doc, fp, replica }
 }
