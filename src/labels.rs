@@ -212,6 +212,7 @@ pub fn load_for_scan(
             near_dups: Some(Arc::new(crate::pipeline::stages::LiveNearDups::new(
                 crate::pipeline::stages::NEAR_DUP_K,
             )?)),
+            origins: None,
         },
     })
 }

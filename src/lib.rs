@@ -8,6 +8,7 @@ pub mod crawl_progress;
 pub mod demo;
 pub mod discover;
 pub mod labels;
+pub mod live_origins;
 pub mod metrics_http;
 pub mod origins_cmd;
 #[cfg(feature = "parquet")]

@@ -91,6 +91,11 @@ struct CrawlArgs {
     /// Store to write; holds the frontier too, so the same command resumes.
     #[arg(long)]
     store: PathBuf,
+    /// Live origins of text segments (Abdel-Hamid et al. 2009) in a table of this size (e.g.
+    /// 64MB), in the order pages are stored; `ditto origins --live` prints them. Off by
+    /// default.
+    #[arg(long, value_parser = ditto::discover::parse_bytes)]
+    origins: Option<u64>,
     /// Chunk label set (.dls) to detect while crawling.
     #[arg(long)]
     labelset: PathBuf,
@@ -304,6 +309,10 @@ struct ScanArgs {
     /// with `ditto report --store A --store B …`.
     #[arg(long)]
     partition: Option<crawler::partition::Partition>,
+    /// Live origins of text segments (Abdel-Hamid et al. 2009) in a table of this size (e.g.
+    /// 64MB), in arrival order; `ditto origins --live` prints them. Off by default.
+    #[arg(long, value_parser = ditto::discover::parse_bytes)]
+    origins: Option<u64>,
     /// WARC files, directories of pages, or single HTML/text files.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
@@ -438,6 +447,7 @@ fn scan(a: ScanArgs) -> Result<()> {
         progress: a.progress,
     };
     let part = a.partition.unwrap_or(crawler::partition::Partition::SINGLE);
+    loaded.matcher.origins = a.origins.map(|m| Arc::new(ditto::live_origins::LiveOrigins::new(m)));
     let stats = pipeline::run_scan_partition(&cfg, store.clone(), loaded.matcher, part)?;
     summary::print_scan(&stats, &store)?;
     if let Some(path) = a.stats_json {
@@ -588,6 +598,7 @@ fn crawl_cmd(a: CrawlArgs) -> Result<()> {
         (Some(_), _, _) => bail!("--partition needs --coordinator redis://… or --exchange-dir DIR"),
         _ => None,
     };
+    loaded.matcher.origins = a.origins.map(|m| Arc::new(ditto::live_origins::LiveOrigins::new(m)));
     let summary = ditto::crawl::run_partition(settings, store.clone(), loaded.matcher, stop, router)?;
     let c = &summary.crawl;
     eprintln!(

@@ -1,7 +1,8 @@
 //! `ditto origins`: the origin of every page's text segments, in arrival order and in fixed
 //! memory (Abdel-Hamid et al. 2009; the algorithm is `detector::origins`, cited there).
 //!
-//! Pages are processed in arrival order: fetch time, then URL. A page's text is its cleaned
+//! Pages are processed in arrival order: fetch time, then URL (`--order arrival`: the order
+//! a live run recorded, see `crate::live_origins`; `--live` prints a live run's rows). A page's text is its cleaned
 //! blocks joined with one space (k-shingles run across blocks). Each page is a query against
 //! every earlier page, then its shingles enter the table (§2: the preprocessing and query
 //! steps, streamed). `--memory` sizes the table (buckets of 64 entries of 16 bytes);
@@ -83,6 +84,20 @@ pub struct OriginsArgs {
     pub k: usize,
     #[arg(long, value_enum, default_value = "jsonl")]
     pub format: OriginFormat,
+    /// Print the rows `ditto scan --origins` / `ditto crawl --origins` computed live, in
+    /// arrival order, instead of computing them now.
+    #[arg(long)]
+    pub live: bool,
+    /// Processing order: fetch time then URL, or the arrival order a live run
+    /// (`--origins`) recorded (pages without a live row after them, by fetch time).
+    #[arg(long, value_enum, default_value = "fetch-time")]
+    pub order: OrderArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OrderArg {
+    FetchTime,
+    Arrival,
 }
 
 impl OriginsArgs {
@@ -114,22 +129,24 @@ impl OriginsArgs {
     }
 }
 
-#[derive(Debug, Serialize)]
-struct Segment {
-    start: usize,
-    end: usize,
-    text: String,
+/// A novel segment: token range `[start, end)` and its words (shortened).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct Segment {
+    pub start: usize,
+    pub end: usize,
+    pub text: String,
 }
 
-#[derive(Debug, Serialize)]
-struct PageOut<'a> {
-    url: &'a str,
-    fetch_time: i64,
-    tokens: usize,
-    selected: usize,
-    copied_share: f64,
-    dominant_origin: Option<&'a str>,
-    novel_segments: Vec<Segment>,
+/// One page's row of the report (JSON Lines).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct PageOut {
+    pub url: String,
+    pub fetch_time: i64,
+    pub tokens: usize,
+    pub selected: usize,
+    pub copied_share: f64,
+    pub dominant_origin: Option<String>,
+    pub novel_segments: Vec<Segment>,
 }
 
 fn shorten(words: &[String]) -> String {
@@ -141,8 +158,114 @@ fn shorten(words: &[String]) -> String {
     }
 }
 
+/// Pages in arrival order through one detector: what `ditto origins` runs over a store and
+/// `ditto scan/crawl --origins` runs live in the store writer (`crate::live_origins`), so
+/// both give the same rows for the same order.
+pub struct OriginsStream {
+    pub det: OriginDetector,
+    /// URLs by arrival number.
+    urls: Vec<String>,
+}
+
+impl OriginsStream {
+    pub fn new(det: OriginDetector) -> Self {
+        OriginsStream { det, urls: Vec::new() }
+    }
+
+    /// Pages processed so far.
+    pub fn len(&self) -> usize {
+        self.urls.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.urls.is_empty()
+    }
+
+    /// The next page (cleaned text blocks, joined with one space) in arrival order.
+    pub fn page(&mut self, url: &str, fetch_time: i64, blocks: &[String]) -> PageOut {
+        let text = visible_text(blocks);
+        let r = self.det.process(self.urls.len().min(u32::MAX as usize) as u32, &text);
+        self.urls.push(url.to_string());
+        let segs: Vec<(usize, usize)> = r.novel_segments();
+        let toks: Vec<String> =
+            if segs.is_empty() { Vec::new() } else { words(&text).map(|w| w.into_owned()).collect() };
+        let novel_segments = segs
+            .into_iter()
+            .map(|(s, e)| Segment {
+                start: s,
+                end: e,
+                text: shorten(toks.get(s..e.min(toks.len())).unwrap_or(&[])),
+            })
+            .collect();
+        PageOut {
+            url: url.to_string(),
+            fetch_time,
+            tokens: r.tokens,
+            selected: r.origins.len(),
+            copied_share: r.copied_share(),
+            dominant_origin: r.dominant.and_then(|d| self.urls.get(d as usize)).cloned(),
+            novel_segments,
+        }
+    }
+}
+
+/// Write one row in `format`.
+pub fn write_row(w: &mut impl Write, row: &PageOut, format: OriginFormat) -> Result<()> {
+    match format {
+        OriginFormat::Jsonl => {
+            serde_json::to_writer(&mut *w, row)?;
+            writeln!(w)?;
+        }
+        OriginFormat::Table => {
+            let novel: usize = row.novel_segments.iter().map(|s| s.end - s.start).sum();
+            writeln!(
+                w,
+                "{:>6}  {:>6.1}%  {:>6}  {} → {}",
+                row.tokens,
+                100.0 * row.copied_share,
+                novel,
+                row.url,
+                row.dominant_origin.as_deref().unwrap_or("(none)")
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn write_header(w: &mut impl Write, format: OriginFormat) -> Result<()> {
+    if format == OriginFormat::Table {
+        writeln!(
+            w,
+            "{:>6}  {:>7}  {:>6}  url → dominant origin; novel segments",
+            "tokens", "copied", "novel"
+        )?;
+    }
+    Ok(())
+}
+
+/// `ditto origins --live`: the rows `ditto scan/crawl --origins` stored, in arrival order.
+fn run_live(a: &OriginsArgs) -> Result<()> {
+    let store = Store::open(&a.store).with_context(|| format!("opening {}", a.store.display()))?;
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::new(stdout.lock());
+    write_header(&mut w, a.format)?;
+    let mut n = 0u64;
+    for r in store.live_origins() {
+        let (_, json) = r?;
+        let row: PageOut = serde_json::from_slice(&json).context("a stored live origins row")?;
+        write_row(&mut w, &row, a.format)?;
+        n += 1;
+    }
+    w.flush()?;
+    eprintln!("{n} pages with live origins (ditto scan/crawl --origins), in arrival order");
+    Ok(())
+}
+
 /// `ditto origins`.
 pub fn run(a: OriginsArgs) -> Result<()> {
+    if a.live {
+        return run_live(&a);
+    }
     let store = Store::open(&a.store).with_context(|| format!("opening {}", a.store.display()))?;
     let mut pages: Vec<(i64, String, String)> = Vec::new();
     for r in store.pages() {
@@ -150,19 +273,23 @@ pub fn run(a: OriginsArgs) -> Result<()> {
         pages.push((r.fetch_time, r.url, r.file_hash));
     }
     pages.sort();
-    let mut det = a.detector();
+    if a.order == OrderArg::Arrival {
+        let mut pos: std::collections::HashMap<(String, i64), u64> = std::collections::HashMap::new();
+        for r in store.live_origins() {
+            let (seq, json) = r?;
+            let row: PageOut = serde_json::from_slice(&json).context("a stored live origins row")?;
+            pos.entry((row.url, row.fetch_time)).or_insert(seq);
+        }
+        pages.sort_by_cached_key(|(t, u, _)| {
+            (pos.get(&(u.clone(), *t)).copied().unwrap_or(u64::MAX), *t, u.clone())
+        });
+    }
+    let mut stream = OriginsStream::new(a.detector());
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
-    if a.format == OriginFormat::Table {
-        writeln!(
-            w,
-            "{:>6}  {:>7}  {:>6}  url → dominant origin; novel segments",
-            "tokens", "copied", "novel"
-        )?;
-    }
+    write_header(&mut w, a.format)?;
     let start = std::time::Instant::now();
-    let mut urls: Vec<String> = Vec::with_capacity(pages.len());
-    for (i, (fetch_time, url, hash)) in pages.iter().enumerate() {
+    for (fetch_time, url, hash) in &pages {
         let blocks = match parse_hex(hash) {
             Some(h) => store.page_text(url, &h)?.unwrap_or_default(),
             None => {
@@ -170,46 +297,12 @@ pub fn run(a: OriginsArgs) -> Result<()> {
                 Vec::new()
             }
         };
-        let text = visible_text(&blocks);
-        let toks: Vec<String> = words(&text).map(|w| w.into_owned()).collect();
-        let r = det.process(i as u32, &text);
-        urls.push(url.clone());
-        let segs: Vec<Segment> = r
-            .novel_segments()
-            .into_iter()
-            .map(|(s, e)| Segment { start: s, end: e, text: shorten(&toks[s..e.min(toks.len())]) })
-            .collect();
-        let dominant = r.dominant.and_then(|d| urls.get(d as usize)).map(String::as_str);
-        match a.format {
-            OriginFormat::Jsonl => {
-                let row = PageOut {
-                    url,
-                    fetch_time: *fetch_time,
-                    tokens: r.tokens,
-                    selected: r.origins.len(),
-                    copied_share: r.copied_share(),
-                    dominant_origin: dominant,
-                    novel_segments: segs,
-                };
-                serde_json::to_writer(&mut w, &row)?;
-                writeln!(w)?;
-            }
-            OriginFormat::Table => {
-                let novel: usize = segs.iter().map(|s| s.end - s.start).sum();
-                writeln!(
-                    w,
-                    "{:>6}  {:>6.1}%  {:>6}  {} → {}",
-                    r.tokens,
-                    100.0 * r.copied_share(),
-                    novel,
-                    url,
-                    dominant.unwrap_or("(none)")
-                )?;
-            }
-        }
+        let row = stream.page(url, *fetch_time, &blocks);
+        write_row(&mut w, &row, a.format)?;
     }
     w.flush()?;
     let secs = start.elapsed().as_secs_f64();
+    let det = &stream.det;
     eprintln!(
         "{} pages in {:.2} s ({:.0} pages/s); {} of {} shingles selected; table: {} shingles, {} bytes, {} evictions{}",
         det.docs,

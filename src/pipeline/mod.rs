@@ -137,6 +137,11 @@ where
         }
         nd.load(earlier);
     }
+    // Live origins (`--origins`): pages stored before count as earlier documents.
+    let live_origins = matcher.origins.clone();
+    if let Some(lo) = &live_origins {
+        lo.load(&store)?;
+    }
     let threads = cfg.threads.max(1);
     let cap = 16 * threads;
     let skips = Arc::new(Skips::default());
@@ -197,6 +202,9 @@ where
         let t = Instant::now();
         let n = batch.len();
         let out = store.write_batch(batch).context("writing to the store")?;
+        if let Some(lo) = &live_origins {
+            lo.flush(&store)?;
+        }
         if durable_batches {
             store.flush().context("flushing the store")?;
         }
@@ -217,6 +225,9 @@ where
         let wait = MAX_BATCH_AGE.saturating_sub(last_flush.elapsed()).max(Duration::from_millis(1));
         let closed = match m_rx.recv_timeout(wait) {
             Ok(page) => {
+                if let Some(lo) = &live_origins {
+                    lo.observe(&page);
+                }
                 batch.push(page);
                 false
             }

@@ -154,6 +154,9 @@ pub struct Matcher {
     /// Live near-duplicate marking (issue 12): each page's SimHash is looked up among the
     /// pages matched before it; `None` turns it off.
     pub near_dups: Option<Arc<LiveNearDups>>,
+    /// Live origins (`--origins SIZE`, issue 9): run in the store writer in arrival order
+    /// (`crate::live_origins`); `None` (the default) turns it off.
+    pub origins: Option<Arc<crate::live_origins::LiveOrigins>>,
 }
 
 /// SimHash distance at or below which a page is marked a near duplicate of an earlier one

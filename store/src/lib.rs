@@ -16,6 +16,7 @@
 //! | `n/` | neighborhood URL prefix | [`NeighborhoodAccumulator`] (32 bytes LE) |
 //! | `t/` | URL `\0` file SHA-1 (as `p/`) | the page's cleaned text blocks, JSON array, deflated |
 //! | `w/` | URL `\0` file SHA-1 (20 bytes) | the page's shingle set: sorted distinct `u32` LE, 4 bytes per shingle |
+//! | `o/` | arrival number (u64 BE) | live origins row of `ditto scan/crawl --origins` (JSON) |
 //! | `l/` | neighborhood URL prefix | review label (see [`labels`]) |
 //! | `x/` | chunk SHA-1 (20 bytes) | reviewed stop chunk (see [`labels`]) |
 //! | `q/` `i/` `s/` `hc/` | | the crawl frontier (see [`frontier`]) |
@@ -46,6 +47,7 @@ const HOOD: &[u8] = b"n/";
 const TEXT: &[u8] = b"t/";
 // Not `s/`: that is the frontier's seen set (store/src/frontier.rs).
 const SHINGLES: &[u8] = b"w/";
+const LIVE_ORIGINS: &[u8] = b"o/";
 
 /// What went wrong, by kind.
 #[derive(Debug, thiserror::Error)]
@@ -391,6 +393,44 @@ impl Store {
                 Ok(v.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
             }
             Some(_) => Err(corrupt(url, "shingle set is not a multiple of 4 bytes")),
+        }
+    }
+
+    /// Store live origins rows (`ditto scan/crawl --origins`, Abdel-Hamid et al. 2009) under
+    /// their arrival numbers, in one batch. The store writer writes them right after the
+    /// batch of the pages they describe (not atomically with it: a kill in between loses
+    /// only these rows).
+    pub fn put_live_origins(&self, rows: &[(u64, Vec<u8>)]) -> Result<()> {
+        let mut b = sled::Batch::default();
+        for (seq, v) in rows {
+            b.insert([LIVE_ORIGINS, &seq.to_be_bytes()[..]].concat(), v.as_slice());
+        }
+        self.tree.apply_batch(b)?;
+        Ok(())
+    }
+
+    /// Live origins rows in arrival order: (arrival number, JSON).
+    pub fn live_origins(&self) -> impl Iterator<Item = Result<(u64, Vec<u8>)>> + '_ {
+        self.tree.scan_prefix(LIVE_ORIGINS).map(|kv| {
+            let (k, v) = kv?;
+            let n = k
+                .get(LIVE_ORIGINS.len()..)
+                .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                .map(u64::from_be_bytes)
+                .ok_or_else(|| corrupt(&String::from_utf8_lossy(&k), "live origins key is not 8 bytes"))?;
+            Ok((n, v.to_vec()))
+        })
+    }
+
+    /// The arrival number after the last live origins row (0 when there is none).
+    pub fn next_live_origins_seq(&self) -> Result<u64> {
+        match self.tree.scan_prefix(LIVE_ORIGINS).next_back() {
+            None => Ok(0),
+            Some(kv) => {
+                let (k, _) = kv?;
+                let n = k.get(LIVE_ORIGINS.len()..).and_then(|b| <[u8; 8]>::try_from(b).ok());
+                Ok(n.map(u64::from_be_bytes).map_or(0, |n| n.saturating_add(1)))
+            }
         }
     }
 
