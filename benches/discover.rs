@@ -107,6 +107,7 @@ fn child(mode: &str, bin: &Path, budget: u64) {
     }
     let counted = t.elapsed().as_secs_f64();
     let stats = c.stats();
+    let threads = c.threads();
     let (mut distinct, mut groups, mut occ) = (0u64, 0u64, 0u64);
     let mut counts = c.finish().expect("merging");
     let spill = counts.stats();
@@ -121,7 +122,7 @@ fn child(mode: &str, bin: &Path, budget: u64) {
     drop(counts);
     let secs = t.elapsed().as_secs_f64();
     println!(
-        "{{\"tool\": \"ditto\", \"mode\": \"{mode}\", \"threads\": 1, \"secs\": {secs:.3}, \"count_secs\": {counted:.3}, \
+        "{{\"tool\": \"ditto\", \"mode\": \"{mode}\", \"threads\": {threads}, \"secs\": {secs:.3}, \"count_secs\": {counted:.3}, \
          \"vmhwm_mb\": {:.1}, \"budget_mb\": {:.1}, \"distinct\": {distinct}, \"groups_above\": {groups}, \
          \"occurrences_above\": {occ}, \"occurrences\": {}, \"runs\": {}, \"memory_runs\": {}, \"spilled_mb\": {:.1}}}",
         vmhwm_mb(),

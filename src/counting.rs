@@ -5,10 +5,14 @@
 //! every object over the whole corpus — "discovery is not distributive" (§3.2) — and the paper
 //! computes it by sorting: "we sort and count all hashes (O(n log n)), and cull objects (O(n))
 //! whose number of duplicates do not exceed the threshold". [`Counter`] does the same on one
-//! machine: keys are counted in an in-memory hash table while it fits the memory budget;
-//! when the table would outgrow it, its entries are sorted by key and written to a run file
-//! (a "spill"), and [`Counter::finish`] k-way merges the runs with what is still in memory.
-//! The result is exact (no sketch), sorted by key.
+//! machine, radix-partitioned: occurrences are appended to one buffer per first key byte (no
+//! hashing: SHA-1 digests are uniform, so the 256 partitions are even); when the buffer
+//! reaches half the memory budget every partition is sorted and summed in place, on up to 4
+//! threads, giving one sorted run, kept in memory while it fits or else written to a run file
+//! (a "spill") with its partition offsets. [`Counter::finish`] merges partition by partition
+//! (each partition's share of all runs fits in cache), or by a k-way heap merge of whole runs
+//! when a partition's share would not fit the budget. The result is exact (no sketch), sorted
+//! by key.
 //!
 //! Each key can carry a *sample*: a `u32` id (e.g. of the first URL a chunk was seen at);
 //! the smallest id given for a key is kept, in memory and in spilled runs alike, so the
@@ -29,9 +33,8 @@
 //! ```
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::fs::File;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,10 +45,6 @@ pub const NO_SAMPLE: u32 = u32::MAX;
 /// Most runs merged at once; more are first merged in groups (multi-pass merge).
 const FAN_IN: usize = 64;
 
-/// Largest table, in keys, whatever the budget: past this, lookups miss the CPU caches and
-/// counting in sorted runs kept in memory (merged at the end) is faster than one huge table.
-const MAX_TABLE_KEYS: usize = 1 << 18;
-
 /// A fixed-size key: serialized as exactly `SIZE` bytes, ordered as those bytes.
 pub trait Key: Copy + Ord + Eq + Send + 'static {
     const SIZE: usize;
@@ -53,11 +52,16 @@ pub trait Key: Copy + Ord + Eq + Send + 'static {
     fn write_to(&self, out: &mut [u8]);
     /// Read a key from `SIZE` bytes.
     fn read_from(b: &[u8]) -> Self;
-    /// A well-mixed 64-bit hash for the in-memory table.
+    /// A well-mixed 64-bit hash (for hash tables over keys).
     fn mix(&self) -> u64;
     /// The first (up to) 8 serialized bytes as a big-endian integer, zero-padded: orders
     /// as the key does wherever two prefixes differ (a fast path for sorting).
     fn prefix(&self) -> u64;
+    /// The key order, as `Ord` (override with a faster equivalent).
+    #[inline]
+    fn cmp_key(&self, other: &Self) -> std::cmp::Ordering {
+        self.prefix().cmp(&other.prefix()).then_with(|| self.cmp(other))
+    }
 }
 
 /// MurmurHash3's 64-bit finalizer.
@@ -94,6 +98,22 @@ impl<const N: usize> Key for [u8; N] {
         word[..n].copy_from_slice(&self[..n]);
         u64::from_be_bytes(word)
     }
+    /// Byte order, compared as big-endian 8-byte words (no `memcmp` call per comparison).
+    #[inline]
+    fn cmp_key(&self, other: &Self) -> std::cmp::Ordering {
+        let mut i = 0;
+        while i < N {
+            let n = (N - i).min(8);
+            let (mut a, mut b) = ([0u8; 8], [0u8; 8]);
+            a[..n].copy_from_slice(&self[i..i + n]);
+            b[..n].copy_from_slice(&other[i..i + n]);
+            match u64::from_be_bytes(a).cmp(&u64::from_be_bytes(b)) {
+                std::cmp::Ordering::Equal => i += 8,
+                o => return o,
+            }
+        }
+        std::cmp::Ordering::Equal
+    }
 }
 
 /// 64-bit keys (e.g. word k-gram hashes) sort numerically: serialized big-endian.
@@ -113,32 +133,24 @@ impl Key for u64 {
     fn prefix(&self) -> u64 {
         *self
     }
-}
-
-/// Table key: hashes as [`Key::mix`] through the identity hasher below.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Slot<K>(K);
-
-impl<K: Key> Hash for Slot<K> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_u64(self.0.mix());
+    #[inline]
+    fn cmp_key(&self, other: &Self) -> std::cmp::Ordering {
+        self.cmp(other)
     }
 }
 
-#[derive(Default)]
-struct IdHasher(u64);
+/// One counted key: an occurrence in the buffer, or a key with its total in a sorted run.
+/// (Flat, so a 20-byte key takes 32 bytes, not the 40 of `(K, Val)`.)
+#[derive(Clone, Copy, Debug)]
+struct Rec<K> {
+    key: K,
+    count: u64,
+    sample: u32,
+}
 
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8 | b as u64).rotate_left(5);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
+impl<K: Key> Rec<K> {
+    fn val(&self) -> Val {
+        Val { count: self.count, sample: self.sample }
     }
 }
 
@@ -155,7 +167,87 @@ impl Val {
     }
 }
 
-type Table<K> = HashMap<Slot<K>, Val, BuildHasherDefault<IdHasher>>;
+/// Partitions by the key's first byte: concatenated in partition order, sorted partitions
+/// are one sorted run. SHA-1 digests (and k-gram hashes) are uniform, so the partitions are
+/// even and each one's sort stays in cache.
+const PARTS: usize = 256;
+
+/// Smallest capacity a partition buffer is given, in records.
+const MIN_PART_CAP: usize = 16;
+
+/// Below this many buffered records a flush sorts on one thread.
+const PARALLEL_MIN: usize = 1 << 16;
+
+#[inline]
+fn part_of<K: Key>(k: &K) -> usize {
+    (k.prefix() >> 56) as usize
+}
+
+#[inline]
+fn cmp_key<K: Key>(a: &K, b: &K) -> std::cmp::Ordering {
+    a.cmp_key(b)
+}
+
+/// Sum equal neighbours of a sorted vector in place (smallest sample kept).
+fn aggregate_sorted<K: Key>(v: &mut Vec<Rec<K>>) {
+    let mut w = 0usize;
+    for r in 0..v.len() {
+        let cur = v[r];
+        if w > 0 && cmp_key(&v[w - 1].key, &cur.key).is_eq() {
+            let last = &mut v[w - 1];
+            last.count += cur.count;
+            last.sample = last.sample.min(cur.sample);
+        } else {
+            v[w] = cur;
+            w += 1;
+        }
+    }
+    v.truncate(w);
+}
+
+/// Sort occurrences by key and sum equal keys.
+fn sort_aggregate<K: Key>(v: &mut Vec<Rec<K>>) {
+    v.sort_unstable_by(|a, b| cmp_key(&a.key, &b.key));
+    aggregate_sorted(v);
+}
+
+/// Merge a concatenation of sorted, aggregated segments: the stable sort finds the
+/// segments as natural runs and merges them (no full re-sort).
+fn merge_segments<K: Key>(v: &mut Vec<Rec<K>>) {
+    v.sort_by(|a, b| cmp_key(&a.key, &b.key));
+    aggregate_sorted(v);
+}
+
+/// Apply `f` to every partition, on up to `threads` threads (contiguous ranges of about
+/// equal records).
+fn par_parts<T: Send>(parts: &mut [Vec<T>], threads: usize, f: impl Fn(&mut Vec<T>) + Sync) {
+    let total: usize = parts.iter().map(Vec::len).sum();
+    if threads <= 1 || total < PARALLEL_MIN {
+        parts.iter_mut().for_each(&f);
+        return;
+    }
+    let per = total.div_ceil(threads);
+    std::thread::scope(|s| {
+        let f = &f;
+        let mut rest = parts;
+        for _ in 1..threads {
+            let (mut i, mut acc) = (0, 0);
+            while i < rest.len() && acc < per {
+                acc += rest[i].len();
+                i += 1;
+            }
+            let (a, b) = rest.split_at_mut(i);
+            s.spawn(move || a.iter_mut().for_each(f));
+            rest = b;
+        }
+        rest.iter_mut().for_each(f);
+    });
+}
+
+/// Threads for sorting: the cores, at most 4.
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 4)
+}
 
 /// A fresh directory (`ditto-count-…` under a parent), removed with its contents on drop.
 #[derive(Debug)]
@@ -202,11 +294,13 @@ impl Drop for TempDir {
     }
 }
 
-/// One sorted run on disk.
+/// One sorted run on disk: records, and where each partition's records start.
 #[derive(Debug)]
 struct Run {
     path: PathBuf,
     records: u64,
+    /// `PARTS + 1` record indices: partition p is records `offsets[p]..offsets[p + 1]`.
+    offsets: Vec<u64>,
 }
 
 /// What a counter did, for reports and tests.
@@ -216,52 +310,44 @@ pub struct CounterStats {
     pub occurrences: u64,
     /// Runs written to disk (spills plus intermediate merge runs).
     pub runs_written: u64,
-    /// Sorted runs kept in memory instead (the table is capped at a cache-friendly size).
+    /// Sorted runs kept in memory instead.
     pub runs_in_memory: u64,
     /// Bytes written to run files.
     pub bytes_spilled: u64,
-    /// Largest estimated in-memory footprint of the table plus its sort buffer, in bytes.
+    /// Largest estimated in-memory footprint (buffer, sorted runs kept in memory, merge
+    /// buffers), in bytes.
     pub peak_table_bytes: u64,
 }
 
 /// Exact counter of fixed-size keys within a memory budget (see the module docs).
+///
+/// Occurrences are appended, unhashed, to one buffer per first key byte. When the buffer
+/// would outgrow its share of the budget (half), every partition is sorted and summed in
+/// place (on up to 4 threads) — one sorted run, kept in memory while it fits, else written
+/// to a run file with its partition offsets. [`Counter::finish`] merges partition by
+/// partition (each partition's share of every run, merged in cache), or, when one
+/// partition's share would not fit the budget, by a k-way heap merge of whole runs.
 pub struct Counter<K: Key> {
     budget: u64,
+    buf_limit: u64,
     tmp_parent: PathBuf,
     dir: Option<TempDir>,
-    table: Table<K>,
-    /// Sorted runs kept in memory while the budget allows, and their bytes.
-    mem_runs: Vec<Vec<(K, Val)>>,
+    parts: Vec<Vec<Rec<K>>>,
+    buf_len: usize,
+    /// Bytes of the partition buffers' capacity.
+    buf_bytes: u64,
+    /// Sorted runs kept in memory (partitioned), and their bytes.
+    mem_runs: Vec<Vec<Vec<Rec<K>>>>,
     mem_run_bytes: u64,
-    max_table_keys: usize,
     /// Sorted runs on disk.
     runs: Vec<Run>,
+    threads: usize,
     stats: CounterStats,
 }
 
-/// Bytes of a hash table holding `cap` entries (hashbrown: buckets = next power of two of
-/// cap·8/7, one control byte per bucket).
-fn table_bytes<K: Key>(cap: usize) -> u64 {
-    buckets(cap) as u64 * (std::mem::size_of::<(Slot<K>, Val)>() as u64 + 1)
-}
-
-fn buckets(cap: usize) -> usize {
-    (cap.max(1) * 8).div_ceil(7).next_power_of_two().max(4)
-}
-
-/// The capacity a table asked for `cap` keys really has (7/8 of its buckets).
-fn real_capacity(cap: usize) -> usize {
-    let b = buckets(cap);
-    if b < 8 {
-        b - 1
-    } else {
-        b / 8 * 7
-    }
-}
-
-/// Bytes of the sort buffer for `n` entries.
-fn buffer_bytes<K: Key>(n: usize) -> u64 {
-    n as u64 * std::mem::size_of::<(K, Val)>() as u64
+/// Bytes of `n` in-memory records.
+fn rec_bytes<K: Key>(n: usize) -> u64 {
+    n as u64 * std::mem::size_of::<Rec<K>>() as u64
 }
 
 /// Bytes of one record in a run file.
@@ -269,49 +355,51 @@ fn record_len<K: Key>() -> usize {
     K::SIZE + 12
 }
 
+fn empty_parts<K>() -> Vec<Vec<Rec<K>>> {
+    (0..PARTS).map(|_| Vec::new()).collect()
+}
+
 impl<K: Key> Counter<K> {
-    /// A counter that keeps its table and sort buffer within about `memory_budget_bytes`
-    /// (at least room for 16 keys) and spills sorted runs to a directory under `tmp_dir`.
+    /// A counter that keeps its buffers within about `memory_budget_bytes` and spills
+    /// sorted runs to a directory under `tmp_dir`.
     pub fn new(memory_budget_bytes: u64, tmp_dir: impl Into<PathBuf>) -> Self {
-        let mut c = Counter {
+        Counter {
             budget: memory_budget_bytes,
+            buf_limit: memory_budget_bytes / 2,
             tmp_parent: tmp_dir.into(),
             dir: None,
-            table: Table::default(),
+            parts: empty_parts(),
+            buf_len: 0,
+            buf_bytes: 0,
             mem_runs: Vec::new(),
             mem_run_bytes: 0,
-            max_table_keys: MAX_TABLE_KEYS,
             runs: Vec::new(),
+            threads: default_threads(),
             stats: CounterStats::default(),
-        };
-        let mut cap = 1024;
-        while cap > 16 && !c.fits(cap) {
-            cap /= 2;
         }
-        c.table = Table::with_capacity_and_hasher(cap, Default::default());
-        c.note_peak();
-        c
     }
 
-    /// Whether a table with room for `cap` keys plus the buffer to sort it fit the budget.
-    fn fits(&self, cap: usize) -> bool {
-        table_bytes::<K>(cap) + buffer_bytes::<K>(real_capacity(cap)) <= self.budget
-    }
-
-    fn note_peak(&mut self) {
-        let cap = self.table.capacity();
-        let b = table_bytes::<K>(cap) + buffer_bytes::<K>(self.table.len()) + self.mem_run_bytes;
-        self.stats.peak_table_bytes = self.stats.peak_table_bytes.max(b);
-    }
-
-    /// Cap the table at about `keys` keys (default 2^18) even when the budget allows more;
+    /// Cap the occurrence buffer at about `keys` records even when the budget allows more;
     /// past it, sorted runs are kept in memory (or spilled, past the budget).
     pub fn with_table_cap(mut self, keys: usize) -> Self {
-        self.max_table_keys = keys.max(16);
-        if self.table.capacity() > self.max_table_keys && self.table.is_empty() {
-            self.table = Table::with_capacity_and_hasher(self.max_table_keys, Default::default());
-        }
+        self.buf_limit = self.buf_limit.min(rec_bytes::<K>(keys.max(MIN_PART_CAP)));
         self
+    }
+
+    /// Threads sorting and merging.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Sort on this many threads (default: the cores, at most 4).
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
+    }
+
+    fn note_peak(&mut self, extra: u64) {
+        let b = self.buf_bytes + self.mem_run_bytes + extra;
+        self.stats.peak_table_bytes = self.stats.peak_table_bytes.max(b);
     }
 
     /// Count one occurrence of `key`.
@@ -326,23 +414,32 @@ impl<K: Key> Counter<K> {
 
     /// Count `n` occurrences of `key` seen at sample `sample` (the smallest sample of a key
     /// is kept).
+    #[inline]
     pub fn add_sampled(&mut self, key: K, n: u64, sample: u32) -> io::Result<()> {
         self.stats.occurrences += n;
-        if let Some(v) = self.table.get_mut(&Slot(key)) {
-            v.merge(Val { count: n, sample });
-            return Ok(());
+        let p = part_of(&key);
+        if self.parts[p].len() == self.parts[p].capacity() {
+            self.grow(p)?;
         }
-        if self.table.len() == self.table.capacity() {
-            // The next insert grows the table to about twice its capacity.
-            let next = self.table.capacity().saturating_mul(2).max(16);
-            if next <= self.max_table_keys && self.fits(next) {
-                self.table.reserve(next - self.table.len());
-                self.note_peak();
-            } else {
-                self.spill()?;
-            }
+        self.parts[p].push(Rec { key, count: n, sample });
+        self.buf_len += 1;
+        Ok(())
+    }
+
+    /// Make room in partition `p` (full): double it if the buffer stays within its limit,
+    /// else flush everything first.
+    #[cold]
+    fn grow(&mut self, p: usize) -> io::Result<()> {
+        let cap = self.parts[p].capacity();
+        let add = cap.max(MIN_PART_CAP);
+        if self.buf_len > 0 && self.buf_bytes + rec_bytes::<K>(add) > self.buf_limit {
+            self.flush()?;
         }
-        self.table.insert(Slot(key), Val { count: n, sample });
+        let v = &mut self.parts[p];
+        let before = v.capacity();
+        v.reserve_exact(before.max(MIN_PART_CAP));
+        self.buf_bytes = self.buf_bytes - rec_bytes::<K>(before) + rec_bytes::<K>(v.capacity());
+        self.note_peak(0);
         Ok(())
     }
 
@@ -351,16 +448,9 @@ impl<K: Key> Counter<K> {
         self.stats
     }
 
-    /// Distinct keys now in memory.
+    /// Occurrences now buffered (not yet sorted into a run).
     pub fn in_memory(&self) -> usize {
-        self.table.len()
-    }
-
-    fn drain_sorted(&mut self) -> Vec<(K, Val)> {
-        let mut v: Vec<(K, Val)> = Vec::with_capacity(self.table.len());
-        v.extend(self.table.drain().map(|(k, val)| (k.0, val)));
-        v.sort_unstable_by(|a, b| a.0.prefix().cmp(&b.0.prefix()).then_with(|| a.0.cmp(&b.0)));
-        v
+        self.buf_len
     }
 
     fn spill_dir(&mut self) -> io::Result<PathBuf> {
@@ -378,42 +468,38 @@ impl<K: Key> Counter<K> {
         Ok(dir.join(format!("run-{:06}.bin", self.stats.runs_written)))
     }
 
-    /// Sort the table's entries and write them as a run; the table keeps its allocation.
-    fn spill(&mut self) -> io::Result<()> {
-        if self.table.is_empty() {
+    /// Sort and sum the buffer into a run; keep it in memory if it fits beside the buffer
+    /// (`keep_free`: bytes that must stay free), else write it to a run file.
+    fn flush_with(&mut self, keep_free: u64) -> io::Result<()> {
+        if self.buf_len == 0 {
             return Ok(());
         }
-        self.note_peak();
-        let sorted = self.drain_sorted();
-        // Keep the run in memory if it, the table, its sort buffer, and room to merge the
-        // memory runs into one (twice their size) fit the budget.
-        let bytes = buffer_bytes::<K>(sorted.len());
-        let cap = self.table.capacity();
-        let table = table_bytes::<K>(cap) + buffer_bytes::<K>(cap);
-        if table + 2 * (self.mem_run_bytes + bytes) <= self.budget {
+        let mut parts = std::mem::replace(&mut self.parts, empty_parts());
+        par_parts(&mut parts, self.threads, sort_aggregate);
+        self.buf_len = 0;
+        let bytes: u64 = parts.iter().map(|v| rec_bytes::<K>(v.capacity())).sum();
+        self.buf_bytes = 0;
+        if self.mem_run_bytes + bytes + keep_free <= self.budget {
             self.mem_run_bytes += bytes;
-            self.mem_runs.push(sorted);
+            self.mem_runs.push(parts);
             self.stats.runs_in_memory += 1;
-            self.note_peak();
-            if self.mem_runs.len() >= FAN_IN / 2 {
-                let runs = std::mem::take(&mut self.mem_runs);
-                let merged: Vec<(K, Val)> =
-                    Merge::new(runs.into_iter().map(|r| Source::Mem(r.into_iter())).collect())?
-                        .collect::<io::Result<_>>()?;
-                self.mem_run_bytes = buffer_bytes::<K>(merged.len());
-                self.mem_runs.push(merged);
-            }
+            self.note_peak(0);
             return Ok(());
         }
         let path = self.new_run_path()?;
-        let records = write_run(&path, sorted.into_iter().map(Ok))?;
+        let it = parts.into_iter().flatten().map(|r| Ok((r.key, r.val())));
+        let (records, offsets) = write_run(&path, it)?;
         self.stats.runs_written += 1;
         self.stats.bytes_spilled += records * record_len::<K>() as u64;
-        self.runs.push(Run { path, records });
+        self.runs.push(Run { path, records, offsets });
         Ok(())
     }
 
-    /// Read buffer per run during merges: a share of the budget, 4 KiB to 1 MiB.
+    fn flush(&mut self) -> io::Result<()> {
+        self.flush_with(self.buf_limit)
+    }
+
+    /// Read buffer per run during heap merges: a share of the budget, 4 KiB to 1 MiB.
     fn read_buffer(&self) -> usize {
         (self.budget / (2 * FAN_IN as u64)).clamp(4 << 10, 1 << 20) as usize
     }
@@ -425,12 +511,49 @@ impl<K: Key> Counter<K> {
 
     /// As [`Counter::finish`], with each key's smallest sample ([`NO_SAMPLE`] when none).
     pub fn finish_sampled(mut self) -> io::Result<SampledCounts<K>> {
-        let mem = self.drain_sorted();
-        self.table = Table::default();
+        // The last run, like the others, stays in memory only if half the budget stays free
+        // (for the partition merge's buffers).
+        self.flush()?;
+        // The most records any one partition gathers over all runs.
+        let mut per_part = vec![0u64; PARTS];
+        for r in &self.mem_runs {
+            for (p, v) in r.iter().enumerate() {
+                per_part[p] += v.len() as u64;
+            }
+        }
+        for r in &self.runs {
+            for (p, n) in per_part.iter_mut().enumerate() {
+                *n += r.offsets[p + 1] - r.offsets[p];
+            }
+        }
+        let max_part = per_part.iter().copied().max().unwrap_or(0);
+        let gather = rec_bytes::<K>(max_part as usize).saturating_mul(self.threads as u64);
+        let sources_n = self.runs.len() + self.mem_runs.len();
+        if self.runs.is_empty() || self.mem_run_bytes + gather <= self.budget {
+            self.note_peak(gather);
+            let mut files = Vec::with_capacity(self.runs.len());
+            for r in &self.runs {
+                files.push((File::open(&r.path)?, r.offsets.clone()));
+            }
+            let merge = PartMerge {
+                mem: std::mem::take(&mut self.mem_runs),
+                files,
+                next: 0,
+                ready: std::collections::VecDeque::new(),
+                cur: Vec::new().into_iter(),
+                threads: if sources_n > 1 { self.threads } else { 1 },
+            };
+            return Ok(SampledCounts {
+                inner: Inner::Parts(merge),
+                failed: false,
+                _dir: self.dir.take(),
+                stats: self.stats,
+            });
+        }
         let buf = self.read_buffer();
         // Multi-pass: merge groups of file runs until one merge can take them all with the
-        // memory runs and the table's remainder (at most FAN_IN / 2 memory runs).
-        while self.runs.len() + self.mem_runs.len() + 1 > FAN_IN {
+        // memory runs.
+        while self.runs.len() + self.mem_runs.len() > FAN_IN {
             let n = self.runs.len().min(FAN_IN);
             let group: Vec<Run> = self.runs.drain(..n).collect();
             let sources = group
@@ -438,42 +561,152 @@ impl<K: Key> Counter<K> {
                 .map(|r| RunReader::<K>::open(r, buf).map(Source::File))
                 .collect::<io::Result<Vec<Source<K>>>>()?;
             let path = self.new_run_path()?;
-            let records = write_run(&path, Merge::new(sources)?)?;
+            let (records, offsets) = write_run(&path, Merge::new(sources)?)?;
             for r in &group {
                 let _ = std::fs::remove_file(&r.path);
             }
             self.stats.runs_written += 1;
             self.stats.bytes_spilled += records * record_len::<K>() as u64;
-            self.runs.push(Run { path, records });
+            self.runs.push(Run { path, records, offsets });
         }
-        let mut sources: Vec<Source<K>> = Vec::with_capacity(self.runs.len() + 1);
+        let mut sources: Vec<Source<K>> = Vec::with_capacity(self.runs.len() + self.mem_runs.len());
         for r in &self.runs {
             sources.push(Source::File(RunReader::open(r, buf)?));
         }
         for r in std::mem::take(&mut self.mem_runs) {
-            sources.push(Source::Mem(r.into_iter()));
+            sources.push(Source::Mem(r.into_iter().flatten()));
         }
-        sources.push(Source::Mem(mem.into_iter()));
         let merge = Merge::new(sources)?;
-        Ok(SampledCounts { merge, _dir: self.dir.take(), stats: self.stats })
+        Ok(SampledCounts {
+            inner: Inner::Heap(merge),
+            failed: false,
+            _dir: self.dir.take(),
+            stats: self.stats,
+        })
     }
 }
 
-/// Write sorted records to a new run file; returns how many.
-fn write_run<K: Key>(path: &Path, it: impl Iterator<Item = io::Result<(K, Val)>>) -> io::Result<u64> {
+/// Write sorted records to a new run file; returns how many, and the partition offsets.
+fn write_run<K: Key>(
+    path: &Path,
+    it: impl Iterator<Item = io::Result<(K, Val)>>,
+) -> io::Result<(u64, Vec<u64>)> {
     let mut w = BufWriter::with_capacity(1 << 16, File::create(path)?);
     let mut rec = vec![0u8; record_len::<K>()];
     let mut n = 0u64;
+    let mut offsets = vec![0u64; PARTS + 1];
+    let mut part = 0usize;
     for item in it {
         let (k, v) = item?;
+        let p = part_of(&k);
+        while part < p {
+            part += 1;
+            offsets[part] = n;
+        }
         k.write_to(&mut rec[..K::SIZE]);
         rec[K::SIZE..K::SIZE + 8].copy_from_slice(&v.count.to_le_bytes());
         rec[K::SIZE + 8..].copy_from_slice(&v.sample.to_le_bytes());
         w.write_all(&rec)?;
         n += 1;
     }
+    while part < PARTS {
+        part += 1;
+        offsets[part] = n;
+    }
     w.flush()?;
-    Ok(n)
+    Ok((n, offsets))
+}
+
+fn decode<K: Key>(b: &[u8]) -> Rec<K> {
+    let mut c = [0u8; 8];
+    c.copy_from_slice(&b[K::SIZE..K::SIZE + 8]);
+    let mut s = [0u8; 4];
+    s.copy_from_slice(&b[K::SIZE + 8..K::SIZE + 12]);
+    Rec { key: K::read_from(&b[..K::SIZE]), count: u64::from_le_bytes(c), sample: u32::from_le_bytes(s) }
+}
+
+/// Partition-by-partition merge: partition p of every run (memory and file) gathered,
+/// merged and summed; `threads` partitions at a time.
+struct PartMerge<K: Key> {
+    mem: Vec<Vec<Vec<Rec<K>>>>,
+    files: Vec<(File, Vec<u64>)>,
+    next: usize,
+    ready: std::collections::VecDeque<Vec<Rec<K>>>,
+    cur: std::vec::IntoIter<Rec<K>>,
+    threads: usize,
+}
+
+/// Partition `p` of `files`' runs and the taken memory segments, merged.
+fn gather_part<K: Key>(
+    mut segs: Vec<Vec<Rec<K>>>,
+    files: &[(File, Vec<u64>)],
+    p: usize,
+) -> io::Result<Vec<Rec<K>>> {
+    use std::os::unix::fs::FileExt;
+    segs.retain(|s| !s.is_empty());
+    let file_recs: u64 = files.iter().map(|(_, off)| off[p + 1] - off[p]).sum();
+    if file_recs == 0 && segs.len() <= 1 {
+        // One sorted, summed segment (all in memory): nothing to merge.
+        return Ok(segs.pop().unwrap_or_default());
+    }
+    let rl = record_len::<K>();
+    let total = segs.iter().map(Vec::len).sum::<usize>() + file_recs as usize;
+    let mut v = Vec::with_capacity(total);
+    for s in segs {
+        v.extend_from_slice(&s);
+    }
+    let mut buf = Vec::new();
+    for (f, off) in files {
+        let n = (off[p + 1] - off[p]) as usize;
+        if n == 0 {
+            continue;
+        }
+        buf.resize(n * rl, 0);
+        f.read_exact_at(&mut buf, off[p] * rl as u64)?;
+        v.extend(buf.chunks_exact(rl).map(decode));
+    }
+    merge_segments(&mut v);
+    Ok(v)
+}
+
+impl<K: Key> PartMerge<K> {
+    fn load(&mut self) -> io::Result<()> {
+        let end = (self.next + self.threads).min(PARTS);
+        let batch: Vec<(usize, Vec<Vec<Rec<K>>>)> = (self.next..end)
+            .map(|p| (p, self.mem.iter_mut().map(|r| std::mem::take(&mut r[p])).collect()))
+            .collect();
+        self.next = end;
+        let files = &self.files;
+        let results: Vec<io::Result<Vec<Rec<K>>>> = if batch.len() == 1 {
+            batch.into_iter().map(|(p, segs)| gather_part(segs, files, p)).collect()
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> =
+                    batch.into_iter().map(|(p, segs)| s.spawn(move || gather_part(segs, files, p))).collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| Err(io::Error::other("a merge thread panicked"))))
+                    .collect()
+            })
+        };
+        for r in results {
+            self.ready.push_back(r?);
+        }
+        Ok(())
+    }
+
+    fn next_rec(&mut self) -> io::Result<Option<Rec<K>>> {
+        loop {
+            if let Some(r) = self.cur.next() {
+                return Ok(Some(r));
+            }
+            match self.ready.pop_front() {
+                Some(v) => self.cur = v.into_iter(),
+                None if self.next < PARTS => self.load()?,
+                None => return Ok(None),
+            }
+        }
+    }
 }
 
 struct RunReader<K> {
@@ -499,24 +732,20 @@ impl<K: Key> RunReader<K> {
         }
         self.r.read_exact(&mut self.rec)?;
         self.remaining -= 1;
-        let k = K::read_from(&self.rec[..K::SIZE]);
-        let mut c = [0u8; 8];
-        c.copy_from_slice(&self.rec[K::SIZE..K::SIZE + 8]);
-        let mut s = [0u8; 4];
-        s.copy_from_slice(&self.rec[K::SIZE + 8..]);
-        Ok(Some((k, Val { count: u64::from_le_bytes(c), sample: u32::from_le_bytes(s) })))
+        let r = decode::<K>(&self.rec);
+        Ok(Some((r.key, r.val())))
     }
 }
 
 enum Source<K> {
-    Mem(std::vec::IntoIter<(K, Val)>),
+    Mem(std::iter::Flatten<std::vec::IntoIter<Vec<Rec<K>>>>),
     File(RunReader<K>),
 }
 
 impl<K: Key> Source<K> {
     fn next_record(&mut self) -> io::Result<Option<(K, Val)>> {
         match self {
-            Source::Mem(it) => Ok(it.next()),
+            Source::Mem(it) => Ok(it.next().map(|r| (r.key, r.val()))),
             Source::File(r) => r.next_record(),
         }
     }
@@ -606,9 +835,15 @@ impl<K: Key> Iterator for Counts<K> {
     }
 }
 
+enum Inner<K: Key> {
+    Parts(PartMerge<K>),
+    Heap(Merge<K>),
+}
+
 /// Every key with its count and smallest sample, sorted by key (see [`Counts`]).
 pub struct SampledCounts<K: Key> {
-    merge: Merge<K>,
+    inner: Inner<K>,
+    failed: bool,
     _dir: Option<TempDir>,
     stats: CounterStats,
 }
@@ -622,7 +857,20 @@ impl<K: Key> SampledCounts<K> {
 impl<K: Key> Iterator for SampledCounts<K> {
     type Item = io::Result<(K, u64, u32)>;
     fn next(&mut self) -> Option<Self::Item> {
-        self.merge.next().map(|r| r.map(|(k, v)| (k, v.count, v.sample)))
+        if self.failed {
+            return None;
+        }
+        let r = match &mut self.inner {
+            Inner::Parts(m) => m.next_rec().map(|o| o.map(|r| (r.key, r.count, r.sample))),
+            Inner::Heap(m) => m.next_merged().map(|o| o.map(|(k, v)| (k, v.count, v.sample))),
+        };
+        match r {
+            Ok(o) => o.map(Ok),
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
     }
 }
 
@@ -808,9 +1056,9 @@ mod tests {
     }
 
     #[test]
-    fn memory_runs_compact_and_merge_exactly() {
-        // A 16-key table and a large budget: sorted runs stay in memory, are compacted every
-        // FAN_IN / 2 runs, and merge with the table's remainder.
+    fn memory_runs_merge_exactly() {
+        // A 16-record buffer and a large budget: many sorted runs stay in memory and merge
+        // partition by partition.
         let mut c: Counter<u64> = Counter::new(1 << 30, tmp()).with_table_cap(16);
         let mut want = std::collections::BTreeMap::new();
         for i in 0..20_000u64 {
@@ -823,7 +1071,6 @@ mod tests {
         let s = c.stats();
         assert_eq!(s.runs_written, 0, "{s:?}");
         assert!(s.runs_in_memory > FAN_IN as u64, "{s:?}");
-        assert!(c.mem_runs.len() < FAN_IN / 2);
         let got: Vec<_> = c.finish_sampled().unwrap().map(|r| r.unwrap()).collect();
         let want: Vec<_> = want.into_iter().map(|(k, (n, s))| (k, n, s)).collect();
         assert_eq!(got, want);
