@@ -54,32 +54,21 @@ pub fn fingerprint_with_file_hash<S: AsRef<str>>(
     norm: &Normalization,
 ) -> Fingerprints {
     let mut fp = Fingerprints { file_hash, chunks: Vec::with_capacity(blocks.len()), empty_blocks: 0 };
-    if norm.collapse_whitespace && norm.trim {
-        // The default normalization: ASCII chunks take the folded fast path.
-        let mut scratch = Vec::new();
-        for (i, block) in blocks.iter().enumerate() {
-            let hash = match normalized_ascii_folded(norm, block.as_ref(), &mut scratch) {
-                Some(bytes) => (!bytes.is_empty()).then(|| sha1(bytes)),
-                None => {
-                    let text = norm.apply(block.as_ref());
-                    (!text.is_empty()).then(|| chunk_hash(&text))
-                }
-            };
-            match hash {
-                Some(hash) => fp.chunks.push(ChunkFingerprint { hash, block: i as u32 }),
-                None => fp.empty_blocks += 1,
-            }
-        }
-        return fp;
-    }
+    // The default normalization (whitespace collapsed and trimmed) takes the folded fast
+    // path for ASCII chunks; others stream the ASCII bytes; non-ASCII chunks normalize in full.
+    let folded = norm.collapse_whitespace && norm.trim;
+    let mut scratch = Vec::new();
     for (i, block) in blocks.iter().enumerate() {
-        let hash = match normalized_sha1_ascii(norm, block.as_ref()) {
-            Some(h) => h,
-            None => {
-                let text = norm.apply(block.as_ref());
-                (!text.is_empty()).then(|| chunk_hash(&text))
-            }
+        let block = block.as_ref();
+        let ascii = if folded {
+            normalized_ascii_folded(norm, block, &mut scratch).map(|b| (!b.is_empty()).then(|| sha1(b)))
+        } else {
+            normalized_sha1_ascii(norm, block)
         };
+        let hash = ascii.unwrap_or_else(|| {
+            let text = norm.apply(block);
+            (!text.is_empty()).then(|| chunk_hash(&text))
+        });
         match hash {
             Some(hash) => fp.chunks.push(ChunkFingerprint { hash, block: i as u32 }),
             None => fp.empty_blocks += 1,
