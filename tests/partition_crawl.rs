@@ -455,3 +455,46 @@ fn redis_killed_and_restarted_mid_crawl_loses_no_link() {
         stats.iter().map(|v| v["exchange"]["redis_reconnects"].as_u64().unwrap_or(0)).collect::<Vec<_>>()
     );
 }
+
+/// The Redis exchange alone: a message received and not acknowledged (a crash before the
+/// owner's store batch) is delivered again to the partition's next process, from its pending
+/// entries; acknowledged, it is gone; a partition count that differs is refused.
+#[test]
+fn redis_exchange_redelivers_what_a_crashed_owner_did_not_acknowledge() {
+    use crawler::partition::{LinkExchange, Partition, RedisExchange};
+    let tmp = tempfile::tempdir().unwrap();
+    let redis = LocalRedis::start(&tmp.path().join("redis")).unwrap_or_else(|e| panic!("{e:#}"));
+    let url = redis.url(3);
+    let p = |index| Partition { index, count: 2 };
+    let sender = RedisExchange::open(&url, p(1)).unwrap();
+    let entry = |u: &str| store::FrontierEntry {
+        url: u.into(),
+        host_key: String::new(),
+        depth: 1,
+        priority: 5,
+        hops: 0,
+    };
+    sender.send(0, &[entry("http://a.test/1"), entry("http://a.test/2")]).unwrap();
+    sender.send(0, &[entry("http://a.test/3")]).unwrap();
+    assert_eq!(sender.pending(0).unwrap(), 2);
+    {
+        let owner = RedisExchange::open(&url, p(0)).unwrap();
+        let got = owner.receive(1).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].entries.len(), 2);
+        // Dropped without an acknowledgement: the process died.
+    }
+    let owner = RedisExchange::open(&url, p(0)).unwrap();
+    let again = owner.receive(10).unwrap();
+    assert_eq!(again.len(), 1, "the unacknowledged message first");
+    assert_eq!(again[0].entries[0].url, "http://a.test/1");
+    owner.ack(&again[0]).unwrap();
+    let rest = owner.receive(10).unwrap();
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0].entries[0].url, "http://a.test/3");
+    owner.ack(&rest[0]).unwrap();
+    assert!(owner.receive(10).unwrap().is_empty());
+    assert_eq!(owner.pending(0).unwrap(), 0);
+    let err = RedisExchange::open(&url, Partition { index: 0, count: 3 }).err().map(|e| e.to_string());
+    assert!(err.as_deref().is_some_and(|e| e.contains("for 2 partitions")), "{err:?}");
+}
