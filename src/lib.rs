@@ -10,6 +10,7 @@ pub mod discover;
 pub mod labels;
 pub mod live_origins;
 pub mod metrics_http;
+pub mod novel;
 pub mod origins_cmd;
 #[cfg(feature = "parquet")]
 pub mod parquet_export;

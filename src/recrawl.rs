@@ -266,6 +266,8 @@ pub fn run(a: RecrawlArgs) -> Result<()> {
         summary.skipped,
         summary.saved_percent
     );
+    // Novel text of the pages that changed, relative to their old captures (issue 9).
+    crate::novel::report_changes(&a.store, &a.new_store, &dir.join("novel.jsonl"))?;
     if let Some(path) = &a.stats_json {
         let f = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
         serde_json::to_writer_pretty(f, &summary)?;
