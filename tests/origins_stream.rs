@@ -225,6 +225,20 @@ fn modes_against_exact(name: &str, texts: &[String], groups: &[Group]) -> Vec<(u
             let t0 = std::time::Instant::now();
             let got = run(&mut det, texts);
             let secs = t0.elapsed().as_secs_f64();
+            if eviction == Eviction::Lucky {
+                let (halvings, hist) = det.lucky_stats();
+                let (evictions, stored) = (det.evictions(), det.stored());
+                println!(
+                    "  {mode} {pct} %: {halvings} halvings (rule e), {evictions} evictions, {stored} stored; \
+                     scores 0/1/2/3/4/≥5: {} {} {} {} {} {}",
+                    hist[0],
+                    hist[1],
+                    hist[2],
+                    hist[3],
+                    hist[4],
+                    hist[5..].iter().sum::<u64>()
+                );
+            }
             for (g, r) in groups {
                 let s = score(&exact, &got, r.clone());
                 println!(

@@ -217,13 +217,21 @@ pub struct BucketTable {
     lens: Vec<u8>,
     eviction: Eviction,
     pub evictions: u64,
+    /// Times Lucky rule (e) halved a bucket's scores.
+    pub halvings: u64,
 }
 
 impl BucketTable {
     /// A table of `n_buckets` (at least 1) buckets.
     pub fn new(n_buckets: usize, eviction: Eviction) -> Self {
         let n = n_buckets.max(1);
-        BucketTable { entries: vec![Entry::default(); n * BUCKET], lens: vec![0; n], eviction, evictions: 0 }
+        BucketTable {
+            entries: vec![Entry::default(); n * BUCKET],
+            lens: vec![0; n],
+            eviction,
+            evictions: 0,
+            halvings: 0,
+        }
     }
 
     /// The table that fits `bytes` of entries (at least one bucket).
@@ -330,6 +338,7 @@ impl BucketTable {
             for e in slice {
                 e.score /= 2;
             }
+            self.halvings += 1;
         }
     }
 }
@@ -596,6 +605,22 @@ impl OriginDetector {
         match &self.table {
             Table::Fixed(t) => t.evictions,
             Table::Exact(_) => 0,
+        }
+    }
+
+    /// Lucky rule (e) halvings so far, and the table's score histogram (score → entries).
+    pub fn lucky_stats(&self) -> (u64, [u64; 256]) {
+        let mut hist = [0u64; 256];
+        match &self.table {
+            Table::Fixed(t) => {
+                for (b, &len) in t.lens.iter().enumerate() {
+                    for e in &t.entries[b * BUCKET..b * BUCKET + len as usize] {
+                        hist[e.score as usize] += 1;
+                    }
+                }
+                (t.halvings, hist)
+            }
+            Table::Exact(_) => (0, hist),
         }
     }
 
