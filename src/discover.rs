@@ -154,6 +154,10 @@ pub enum ExportCommand {
     /// Every chunk occurrence of a store: chunk SHA-1, URL, host, neighborhood (the page's
     /// deepest URL prefix) and whether it is a stop chunk, for counting elsewhere.
     Chunks(ExportChunksArgs),
+    /// Every page of a store: file SHA-1 (of the body as received, the paper's L_f objects),
+    /// URL, host, neighborhood and whether the hash is on the stop list, as CSV — for counting
+    /// file duplicates elsewhere (`examples/spark/discover.py --files-from`).
+    Files(ExportChunksArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -1061,9 +1065,40 @@ pub fn export_chunks_parquet(store_path: &Path, stops: &StopChunks, f: File) -> 
     w.finish()
 }
 
+/// One row per page of a store: file SHA-1, URL, host, neighborhood, stop (CSV); pages in
+/// URL order, as `ditto discover --files` counts them. Returns the rows written.
+pub fn export_files_csv(store_path: &Path, stops: &StopChunks, w: &mut impl Write) -> Result<u64> {
+    writeln!(w, "file_sha1,url,host,neighborhood,stop")?;
+    let mut rows = 0u64;
+    let st = for_each_page(&Corpus::Store(store_path.to_path_buf()), true, |p| {
+        let url = csv_field(&p.url).into_owned();
+        let host = csv_field(detector::page::host_of(&p.url)).into_owned();
+        let hood = detector::neighborhoods(&p.url).pop().unwrap_or_default();
+        writeln!(
+            w,
+            "{},{url},{host},{},{}",
+            hex(&p.file_hash),
+            csv_field(&hood),
+            stops.is_stop(&p.file_hash)
+        )?;
+        rows += 1;
+        Ok(())
+    })?;
+    for e in st.errors.iter().take(5) {
+        eprintln!("error: {e}");
+    }
+    Ok(rows)
+}
+
 /// `ditto export`.
 pub fn export(c: ExportCommand) -> Result<()> {
-    let ExportCommand::Chunks(a) = c;
+    let (a, files) = match c {
+        ExportCommand::Chunks(a) => (a, false),
+        ExportCommand::Files(a) => (a, true),
+    };
+    if files && a.format != ExportFormat::Csv {
+        bail!("ditto export files writes CSV only; use --format csv");
+    }
     if a.format == ExportFormat::Parquet && !cfg!(feature = "parquet") {
         bail!("{}; use --format csv", crate::report::PARQUET_MISSING);
     }
@@ -1072,6 +1107,14 @@ pub fn export(c: ExportCommand) -> Result<()> {
     drop(store);
     let stops = load_stops(norm, &a.stop_chunks, a.no_default_stop_chunks)?;
     let mut rows = 0;
+    if files {
+        write_atomically(&a.output, |w| {
+            rows = export_files_csv(&a.store, &stops, w)?;
+            Ok(())
+        })?;
+        eprintln!("{rows} pages written to {}", a.output.display());
+        return Ok(());
+    }
     #[cfg(feature = "parquet")]
     if a.format == ExportFormat::Parquet {
         let path = crate::parquet_export::chunks_output_file(&a.output)?;

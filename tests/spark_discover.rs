@@ -1,7 +1,8 @@
 //! The cluster path of blind discovery (Ardi & Heidemann 2014, §3.2 step 3b): `ditto export
 //! chunks` → `examples/spark/discover.py` on local Spark (`local[2]`) → `ditto labelset
 //! import` gives exactly the label set `ditto discover --store` writes (same chunk hashes,
-//! same sample-URL sources), and the hash list's counts are the store's counts.
+//! same sample-URL sources), and the hash list's counts are the store's counts; likewise for
+//! file hashes (`ditto export files` → `--files-from` → import ≡ `ditto discover --files`).
 //!
 //! Needs Java (`scripts/install_java.sh` installs Debian's openjdk-17-jre-headless; .ci/run
 //! calls it) and PySpark, which this test pip-installs into target/spark-venv (kept between
@@ -96,13 +97,14 @@ fn contents(path: &Path) -> (Entries, Vec<(String, String)>) {
     (entries, sources)
 }
 
-fn run_spark(py: &Path, input: &Path, min: u64, out: &Path) {
+fn run_spark(py: &Path, input: &Path, min: u64, out: &Path, extra: &[&str]) {
     let t = std::time::Instant::now();
     let res = Command::new(py)
         .arg(root().join("examples/spark/discover.py"))
         .args(["--master", "local[2]", "--min-count", &min.to_string(), "-o"])
         .arg(out)
         .arg(input)
+        .args(extra)
         .output()
         .expect("running examples/spark/discover.py");
     assert!(
@@ -168,10 +170,40 @@ fn spark_hash_list_imports_to_the_label_set_discover_writes() {
     let csv = tmp.path().join("chunks.csv");
     run_ok(&["export", "chunks", "--store", dbs, "--stop-chunks", sf, "-o", csv.to_str().unwrap()]);
 
+    // File hashes (L_f) in the same Spark session: pages seen more than once (mirrors).
+    let blind_files = tmp.path().join("blind-files.dls");
+    run_ok(&["discover", "--store", dbs, "--files", "--min-count", "1", "-o", blind_files.to_str().unwrap()]);
+    let files_csv = tmp.path().join("files.csv");
+    run_ok(&["export", "files", "--store", dbs, "-o", files_csv.to_str().unwrap()]);
+    let files_list = tmp.path().join("files.tsv");
+
     let list = tmp.path().join("hashes.tsv");
-    run_spark(&py, &csv, min, &list);
+    run_spark(
+        &py,
+        &csv,
+        min,
+        &list,
+        &[
+            "--files-from",
+            files_csv.to_str().unwrap(),
+            "--files-min-count",
+            "1",
+            "--files-output",
+            files_list.to_str().unwrap(),
+        ],
+    );
     let imported = tmp.path().join("imported.dls");
     run_ok(&["labelset", "import", "-o", imported.to_str().unwrap(), list.to_str().unwrap()]);
+    let imported_files = tmp.path().join("imported-files.dls");
+    run_ok(&["labelset", "import", "-o", imported_files.to_str().unwrap(), files_list.to_str().unwrap()]);
+    let (df, dfs) = contents(&blind_files);
+    assert!(!df.is_empty(), "no file seen more than once");
+    assert_eq!(
+        contents(&imported_files),
+        (df, dfs),
+        "imported file hashes differ from ditto discover --files"
+    );
+    assert_eq!(LabelSet::open(&imported_files).unwrap().kind(), labelsets::Kind::Files);
 
     // The hash list: exactly the chunks seen more than 3 times minus stop chunks, with the
     // store's counts and the smallest URL as sample, sorted by hash.
@@ -218,7 +250,7 @@ fn spark_hash_list_imports_to_the_label_set_discover_writes() {
                 .collect::<Vec<_>>(),
         );
         let list2 = tmp.path().join("hashes-parquet.tsv");
-        run_spark(&py, &pq, min, &list2);
+        run_spark(&py, &pq, min, &list2, &[]);
         let strip = |t: &str| t.lines().filter(|l| !l.starts_with('#')).map(String::from).collect::<Vec<_>>();
         assert_eq!(strip(&std::fs::read_to_string(&list2).unwrap()), strip(&text));
     }

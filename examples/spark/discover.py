@@ -31,6 +31,10 @@ Usage:
     python3 examples/spark/discover.py --min-count 1000 -o hashes.tsv chunks.csv [more…]
     ditto labelset import -o blind.dls hashes.tsv
 
+File hashes (L_f, `ditto discover --files`): `--files-from files.csv --files-output
+files.tsv [--files-min-count T]` counts the pages of `ditto export files` the same way
+(`# kind=files` in the list), in the same Spark session.
+
 Options: --master (default local[*]), --normalization (recorded in the list; give the one the
 store was scanned with, default nfkc,lower,collapse-ws,trim), --format csv|parquet (default:
 by file extension, a directory holding *.parquet files is Parquet), --histogram (also print
@@ -56,26 +60,93 @@ def input_format(paths, forced):
     return fmt.pop()
 
 
+def read_export(spark, paths, fmt, key):
+    from pyspark.sql.types import BooleanType, StringType, StructField, StructType
+
+    if fmt == "parquet":
+        return spark.read.parquet(*paths)
+    schema = StructType(
+        [
+            StructField(key, StringType(), False),
+            StructField("url", StringType(), False),
+            StructField("host", StringType(), False),
+            StructField("neighborhood", StringType(), False),
+            StructField("stop", BooleanType(), False),
+        ]
+    )
+    # ditto writes RFC 4180: a quote inside a quoted field is doubled.
+    return spark.read.csv(list(paths), header=True, schema=schema, quote='"', escape='"', mode="FAILFAST")
+
+
+def discover(df, key, threshold, output, kind, normalization, histogram):
+    """Count `key` over every row, keep > threshold, write the hash list; returns rows written."""
+    from pyspark.sql import functions as F
+
+    occ = df.where(~F.col("stop")).select(key, "url")
+    counts = occ.groupBy(key).agg(F.count(F.lit(1)).alias("n"), F.min("url").alias("sample"))
+    if histogram:
+        hist = (
+            counts.select(F.floor(F.log2(F.col("n"))).cast("int").alias("bin"), "n")
+            .groupBy("bin")
+            .agg(F.count(F.lit(1)).alias("distinct"), F.sum("n").alias("occurrences"))
+            .orderBy("bin")
+            .collect()
+        )
+        print(f"{kind}:")
+        print(f"{'count':>23}  {'distinct':>12}  {'occurrences':>14}")
+        for r in hist:
+            lo, hi = 1 << r["bin"], (1 << (r["bin"] + 1)) - 1
+            rng = str(lo) if lo == hi else f"{lo}-{hi}"
+            print(f"{rng:>23}  {r['distinct']:>12}  {r['occurrences']:>14}")
+    # §3.2: duplicates(o) > threshold (strict).
+    above = counts.where(F.col("n") > threshold).orderBy(key)
+    tmp = output + ".tmp"
+    written = 0
+    with open(tmp, "w", encoding="utf-8", newline="\n") as w:
+        w.write("# ditto hash list (examples/spark/discover.py)\n")
+        w.write(f"# kind={kind}\n")
+        w.write(f"# min_count={threshold}\n")
+        w.write(f"# normalization={normalization}\n")
+        for r in above.toLocalIterator():
+            url = r["sample"] or ""
+            if "\t" in url or "\n" in url or "\r" in url:
+                sys.exit(f"error: sample URL {url!r} has a tab or line break")
+            w.write(f"{r[key]}\t{r['n']}\t{url}\n")
+            written += 1
+    os.replace(tmp, output)
+    print(f"{written} {kind} seen more than {threshold} times written to {output}", file=sys.stderr)
+    return written
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("inputs", nargs="+", help="`ditto export chunks` outputs (CSV or Parquet)")
-    ap.add_argument("--min-count", type=int, required=True, help="keep chunks seen MORE than this")
-    ap.add_argument("-o", "--output", required=True, help="the hash list to write")
+    ap.add_argument("inputs", nargs="*", help="`ditto export chunks` outputs (CSV or Parquet)")
+    ap.add_argument("--min-count", type=int, help="keep chunks seen MORE than this")
+    ap.add_argument("-o", "--output", help="the chunk hash list to write")
+    ap.add_argument("--files-from", nargs="+", default=[], help="`ditto export files` outputs (CSV): count file hashes (L_f) too")
+    ap.add_argument("--files-min-count", type=int, help="keep files seen MORE than this (default: --min-count)")
+    ap.add_argument("--files-output", help="the file hash list to write")
     ap.add_argument("--master", default="local[*]")
     ap.add_argument("--format", choices=["csv", "parquet"])
     ap.add_argument("--normalization", default="nfkc,lower,collapse-ws,trim")
     ap.add_argument("--partitions", type=int, default=8, help="shuffle partitions")
     ap.add_argument("--histogram", action="store_true")
     a = ap.parse_args()
-    if a.min_count < 0:
-        sys.exit("error: --min-count must be >= 0")
-    for p in a.inputs:
+    if not a.inputs and not a.files_from:
+        ap.error("give chunk exports (INPUTS) and/or --files-from")
+    if a.inputs and (a.min_count is None or not a.output):
+        ap.error("chunk exports need --min-count and -o")
+    files_min = a.files_min_count if a.files_min_count is not None else a.min_count
+    if a.files_from and (files_min is None or not a.files_output):
+        ap.error("--files-from needs --files-output and --files-min-count (or --min-count)")
+    for t in (a.min_count, files_min):
+        if t is not None and t < 0:
+            sys.exit("error: thresholds must be >= 0")
+    for p in a.inputs + a.files_from:
         if not os.path.exists(p) and "://" not in p:
             sys.exit(f"error: {p}: no such file or directory")
 
     from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import BooleanType, StringType, StructField, StructType
 
     spark = (
         SparkSession.builder.master(a.master)
@@ -85,56 +156,13 @@ def main():
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("WARN")
-    fmt = input_format(a.inputs, a.format)
-    if fmt == "parquet":
-        df = spark.read.parquet(*a.inputs)
-    else:
-        schema = StructType(
-            [
-                StructField("chunk_sha1", StringType(), False),
-                StructField("url", StringType(), False),
-                StructField("host", StringType(), False),
-                StructField("neighborhood", StringType(), False),
-                StructField("stop", BooleanType(), False),
-            ]
-        )
-        # ditto writes RFC 4180: a quote inside a quoted field is doubled.
-        df = spark.read.csv(list(a.inputs), header=True, schema=schema, quote='"', escape='"', mode="FAILFAST")
-
-    occ = df.where(~F.col("stop")).select("chunk_sha1", "url")
-    counts = occ.groupBy("chunk_sha1").agg(F.count(F.lit(1)).alias("n"), F.min("url").alias("sample"))
-    if a.histogram:
-        hist = (
-            counts.select(F.floor(F.log2(F.col("n"))).cast("int").alias("bin"), "n")
-            .groupBy("bin")
-            .agg(F.count(F.lit(1)).alias("distinct"), F.sum("n").alias("occurrences"))
-            .orderBy("bin")
-            .collect()
-        )
-        print(f"{'count':>23}  {'distinct':>12}  {'occurrences':>14}")
-        for r in hist:
-            lo, hi = 1 << r["bin"], (1 << (r["bin"] + 1)) - 1
-            rng = str(lo) if lo == hi else f"{lo}-{hi}"
-            print(f"{rng:>23}  {r['distinct']:>12}  {r['occurrences']:>14}")
-    # §3.2: duplicates(o) > threshold (strict).
-    above = counts.where(F.col("n") > a.min_count).orderBy("chunk_sha1")
-
-    tmp = a.output + ".tmp"
-    written = 0
-    with open(tmp, "w", encoding="utf-8", newline="\n") as w:
-        w.write("# ditto hash list (examples/spark/discover.py)\n")
-        w.write("# kind=chunks\n")
-        w.write(f"# min_count={a.min_count}\n")
-        w.write(f"# normalization={a.normalization}\n")
-        for r in above.toLocalIterator():
-            url = r["sample"] or ""
-            if "\t" in url or "\n" in url or "\r" in url:
-                sys.exit(f"error: sample URL {url!r} has a tab or line break")
-            w.write(f"{r['chunk_sha1']}\t{r['n']}\t{url}\n")
-            written += 1
-    os.replace(tmp, a.output)
+    if a.inputs:
+        df = read_export(spark, a.inputs, input_format(a.inputs, a.format), "chunk_sha1")
+        discover(df, "chunk_sha1", a.min_count, a.output, "chunks", a.normalization, a.histogram)
+    if a.files_from:
+        df = read_export(spark, a.files_from, "csv", "file_sha1")
+        discover(df, "file_sha1", files_min, a.files_output, "files", a.normalization, a.histogram)
     spark.stop()
-    print(f"{written} chunks seen more than {a.min_count} times written to {a.output}", file=sys.stderr)
 
 
 if __name__ == "__main__":
