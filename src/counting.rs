@@ -636,13 +636,38 @@ struct PartMerge<K: Key> {
     threads: usize,
 }
 
+/// Fill `buf` from `f` at `offset` without moving a shared cursor (threads read one run
+/// file at once).
+#[cfg(unix)]
+fn read_exact_at(f: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(f, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_exact_at(f: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        match std::os::windows::fs::FileExt::seek_read(f, buf, offset)? {
+            0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(any(unix, windows)))]
+fn read_exact_at(_: &File, _: &mut [u8], _: u64) -> io::Result<()> {
+    Err(io::Error::other("positioned reads are not supported on this platform"))
+}
+
 /// Partition `p` of `files`' runs and the taken memory segments, merged.
 fn gather_part<K: Key>(
     mut segs: Vec<Vec<Rec<K>>>,
     files: &[(File, Vec<u64>)],
     p: usize,
 ) -> io::Result<Vec<Rec<K>>> {
-    use std::os::unix::fs::FileExt;
     segs.retain(|s| !s.is_empty());
     let file_recs: u64 = files.iter().map(|(_, off)| off[p + 1] - off[p]).sum();
     if file_recs == 0 && segs.len() <= 1 {
@@ -662,7 +687,7 @@ fn gather_part<K: Key>(
             continue;
         }
         buf.resize(n * rl, 0);
-        f.read_exact_at(&mut buf, off[p] * rl as u64)?;
+        read_exact_at(f, &mut buf, off[p] * rl as u64)?;
         v.extend(buf.chunks_exact(rl).map(decode));
     }
     merge_segments(&mut v);
@@ -1074,6 +1099,61 @@ mod tests {
         let got: Vec<_> = c.finish_sampled().unwrap().map(|r| r.unwrap()).collect();
         let want: Vec<_> = want.into_iter().map(|(k, (n, s))| (k, n, s)).collect();
         assert_eq!(got, want);
+    }
+
+    /// Uniform 20-byte keys (first byte spread over all partitions), with samples.
+    fn uniform_keys(n: u64, distinct: u64) -> Vec<([u8; 20], u32)> {
+        (0..n)
+            .map(|i| {
+                let v = fmix64(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)) % distinct;
+                let mut k = [0u8; 20];
+                k[..8].copy_from_slice(&fmix64(v).to_be_bytes());
+                k[12..].copy_from_slice(&v.to_le_bytes());
+                (k, (n - i) as u32)
+            })
+            .collect()
+    }
+
+    fn expected(keys: &[([u8; 20], u32)]) -> Vec<([u8; 20], u64, u32)> {
+        let mut want = std::collections::BTreeMap::new();
+        for &(k, s) in keys {
+            let e = want.entry(k).or_insert((0u64, u32::MAX));
+            e.0 += 1;
+            e.1 = e.1.min(s);
+        }
+        want.into_iter().map(|(k, (n, s))| (k, n, s)).collect()
+    }
+
+    #[test]
+    fn partition_merge_over_spilled_and_memory_runs_is_exact() {
+        let keys = uniform_keys(200_000, 50_000);
+        // 1 MiB: runs spill, one stays in memory, and each partition's share fits the budget.
+        let mut c: Counter<[u8; 20]> = Counter::new(1 << 20, tmp()).with_threads(2);
+        for &(k, s) in &keys {
+            c.add_sampled(k, 1, s).unwrap();
+        }
+        let out = c.finish_sampled().unwrap();
+        let st = out.stats();
+        assert!(st.runs_written > 2 && st.runs_in_memory >= 1, "{st:?}");
+        assert!(matches!(out.inner, Inner::Parts(_)), "expected the partition merge");
+        let got: Vec<_> = out.map(|r| r.unwrap()).collect();
+        assert_eq!(got, expected(&keys));
+    }
+
+    #[test]
+    fn heap_merge_when_a_partition_does_not_fit() {
+        let keys = uniform_keys(50_000, 20_000);
+        // 4 KiB: a partition's share of all runs is larger than the budget → k-way heap merge
+        // (multi-pass: far more than FAN_IN runs).
+        let mut c: Counter<[u8; 20]> = Counter::new(4 << 10, tmp());
+        for &(k, s) in &keys {
+            c.add_sampled(k, 1, s).unwrap();
+        }
+        let out = c.finish_sampled().unwrap();
+        assert!(out.stats().runs_written > FAN_IN as u64, "{:?}", out.stats());
+        assert!(matches!(out.inner, Inner::Heap(_)), "expected the heap merge");
+        let got: Vec<_> = out.map(|r| r.unwrap()).collect();
+        assert_eq!(got, expected(&keys));
     }
 
     #[test]
