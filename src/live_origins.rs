@@ -3,13 +3,14 @@
 //! BE estimation, a fixed table of SIZE bytes; the paper's §2 "preprocessing and query
 //! steps", streamed) over pages in arrival order, inside the pipeline.
 //!
-//! Where: the store writer (one thread), on each page as it arrives there — the order in
-//! which pages are stored. The match pool's workers are left alone (live origins cost
-//! nothing when off, and one table needs one order). Each page is a query against every
-//! page before it, then its shingles enter the table; its row (the same
-//! `origins_cmd::PageOut` `ditto origins` prints: dominant origin, copied share, novel
-//! segments) is stored under `o/` with its arrival number right after the batch holding the
-//! page (`Store::put_live_origins`), and `ditto origins --live` prints the rows.
+//! Where: the store writer (one thread) hands each page, as it arrives there — the order in
+//! which pages are stored — to one worker thread that owns the table (bounded queue). The
+//! match pool's workers are left alone (live origins cost nothing when off, and one table
+//! needs one order). Each page is a query against every page before it, then its shingles
+//! enter the table; its row (the same `origins_cmd::PageOut` `ditto origins` prints:
+//! dominant origin, copied share, novel segments) is stored under `o/` with its arrival
+//! number (`Store::put_live_origins`, batches of 256 rows, not atomic with the pages: a kill
+//! may lose the last rows), and `ditto origins --live` prints the rows.
 //!
 //! Same answer as offline: `ditto origins --memory SIZE` over the store processes the pages
 //! in fetch-time-then-URL order through the same `OriginsStream`; when pages arrive in that
@@ -22,25 +23,48 @@
 //! (no rows written for them), so a resumed run continues where the store left off, up to
 //! that order.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
+use crossbeam_channel::{bounded, Sender};
 use detector::fingerprint::parse_hex;
 use detector::origins::{OriginConfig, OriginDetector};
 use store::{PageWrite, Store};
 
 use crate::origins_cmd::OriginsStream;
 
+/// Pages a worker may have queued: the writer waits beyond this (bounded memory).
+const QUEUE: usize = 256;
+/// Rows per `o/` batch written by the worker.
+const ROWS_PER_BATCH: usize = 256;
+
+/// A page for the worker: arrival number, URL, fetch time, cleaned text blocks.
+type Job = (u64, String, i64, Vec<String>);
+
 struct Inner {
-    stream: OriginsStream,
+    /// The detector, while no worker holds it.
+    stream: Option<OriginsStream>,
     next_seq: u64,
     pending: Vec<(u64, Vec<u8>)>,
-    errors: u64,
+    /// The worker thread (started by [`LiveOrigins::load`]) and its queue.
+    worker: Option<(Sender<Job>, JoinHandle<Result<OriginsStream>>)>,
 }
 
 /// The live detector and the rows not yet stored.
+///
+/// After [`Self::load`] a worker thread owns the detector: the store writer only queues each
+/// page's text ([`Self::observe`]) and the worker computes and stores the rows in the same
+/// order, so the writer is not slowed by the detector unless the queue is full;
+/// [`Self::finish`] waits for it. Without `load` the rows are computed inline and stored by
+/// [`Self::flush`].
 pub struct LiveOrigins {
     inner: Mutex<Inner>,
+}
+
+fn row_json(stream: &mut OriginsStream, url: &str, fetch_time: i64, blocks: &[String]) -> Result<Vec<u8>> {
+    let row = stream.page(url, fetch_time, blocks);
+    serde_json::to_vec(&row).context("encoding a live origins row")
 }
 
 impl LiveOrigins {
@@ -53,10 +77,10 @@ impl LiveOrigins {
     pub fn with_detector(det: OriginDetector) -> Self {
         LiveOrigins {
             inner: Mutex::new(Inner {
-                stream: OriginsStream::new(det),
+                stream: Some(OriginsStream::new(det)),
                 next_seq: 0,
                 pending: Vec::new(),
-                errors: 0,
+                worker: None,
             }),
         }
     }
@@ -65,9 +89,10 @@ impl LiveOrigins {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Feed the pages `store` already holds to the table (fetch time, then URL), and
-    /// continue the arrival numbers after its stored rows. Returns how many pages.
-    pub fn load(&self, store: &Store) -> Result<u64> {
+    /// Feed the pages `store` already holds to the table (fetch time, then URL), continue the
+    /// arrival numbers after its stored rows, and start the worker that stores the rows of
+    /// the pages observed from now on. Returns how many pages were loaded.
+    pub fn load(&self, store: &Arc<Store>) -> Result<u64> {
         let mut pages: Vec<(i64, String, String)> = Vec::new();
         for r in store.pages() {
             let r = r.context("reading stored pages for live origins")?;
@@ -77,33 +102,56 @@ impl LiveOrigins {
         let next_seq = store.next_live_origins_seq()?;
         let mut g = self.lock();
         g.next_seq = g.next_seq.max(next_seq);
+        let mut stream = g.stream.take().ok_or_else(|| anyhow!("live origins loaded twice"))?;
         for (t, url, hash) in &pages {
             let blocks = match parse_hex(hash) {
                 Some(h) => store.page_text(url, &h)?.unwrap_or_default(),
                 None => Vec::new(),
             };
-            g.stream.page(url, *t, &blocks);
+            stream.page(url, *t, &blocks);
         }
+        let (tx, rx) = bounded::<Job>(QUEUE);
+        let store = store.clone();
+        let handle = std::thread::Builder::new()
+            .name("live-origins".into())
+            .spawn(move || -> Result<OriginsStream> {
+                let mut rows = Vec::with_capacity(ROWS_PER_BATCH);
+                for (seq, url, fetch_time, blocks) in rx {
+                    rows.push((seq, row_json(&mut stream, &url, fetch_time, &blocks)?));
+                    if rows.len() >= ROWS_PER_BATCH {
+                        store.put_live_origins(&rows).context("storing live origins")?;
+                        rows.clear();
+                    }
+                }
+                store.put_live_origins(&rows).context("storing live origins")?;
+                Ok(stream)
+            })
+            .context("starting the live origins thread")?;
+        g.worker = Some((tx, handle));
         Ok(pages.len() as u64)
     }
 
-    /// A page reached the store writer: query the table, insert its shingles, keep its row
-    /// for [`Self::flush`].
+    /// A page reached the store writer: its row (query the table, then insert its shingles)
+    /// is computed by the worker, or inline without one.
     pub fn observe(&self, w: &PageWrite) {
         let blocks: &[String] = w.text.as_deref().unwrap_or(&[]);
         let mut g = self.lock();
-        let row = g.stream.page(&w.record.url, w.record.fetch_time, blocks);
-        match serde_json::to_vec(&row) {
-            Ok(json) => {
-                let seq = g.next_seq;
-                g.next_seq += 1;
-                g.pending.push((seq, json));
+        let seq = g.next_seq;
+        g.next_seq += 1;
+        if let Some((tx, _)) = &g.worker {
+            // A send fails only when the worker stopped on an error; finish() reports it.
+            let _ = tx.send((seq, w.record.url.clone(), w.record.fetch_time, blocks.to_vec()));
+            return;
+        }
+        let Inner { stream, pending, .. } = &mut *g;
+        if let Some(stream) = stream.as_mut() {
+            if let Ok(json) = row_json(stream, &w.record.url, w.record.fetch_time, blocks) {
+                pending.push((seq, json));
             }
-            Err(_) => g.errors += 1,
         }
     }
 
-    /// Store the rows of the pages observed since the last flush.
+    /// Store the rows computed inline since the last flush (the worker stores its own).
     pub fn flush(&self, store: &Store) -> Result<()> {
         let rows = std::mem::take(&mut self.lock().pending);
         if rows.is_empty() {
@@ -112,9 +160,21 @@ impl LiveOrigins {
         store.put_live_origins(&rows).context("storing live origins")
     }
 
-    /// Pages processed (loaded and observed).
+    /// Wait for the worker to store every observed page's row (the detector comes back, so
+    /// more pages may follow inline).
+    pub fn finish(&self) -> Result<()> {
+        let worker = self.lock().worker.take();
+        if let Some((tx, handle)) = worker {
+            drop(tx);
+            let stream = handle.join().map_err(|_| anyhow!("the live origins thread panicked"))??;
+            self.lock().stream = Some(stream);
+        }
+        Ok(())
+    }
+
+    /// Pages processed (loaded and observed; observed pages still queued not counted).
     pub fn pages(&self) -> usize {
-        self.lock().stream.len()
+        self.lock().stream.as_ref().map_or(0, OriginsStream::len)
     }
 }
 

@@ -253,7 +253,14 @@ fn run_live(a: &OriginsArgs) -> Result<()> {
     for r in store.live_origins() {
         let (_, json) = r?;
         let row: PageOut = serde_json::from_slice(&json).context("a stored live origins row")?;
-        write_row(&mut w, &row, a.format)?;
+        if a.format == OriginFormat::Jsonl {
+            // The stored bytes as written: serde_json's float parsing may be 1 ulp off, so a
+            // parsed and re-printed copied_share could differ from the offline run's.
+            w.write_all(&json)?;
+            writeln!(w)?;
+        } else {
+            write_row(&mut w, &row, a.format)?;
+        }
         n += 1;
     }
     w.flush()?;

@@ -250,6 +250,11 @@ where
             write_error = Some(e);
         }
     }
+    if let (None, Some(lo)) = (&write_error, &live_origins) {
+        if let Err(e) = lo.finish() {
+            write_error = Some(e);
+        }
+    }
     // On a write error, dropping the receiver makes the pools stop.
     drop(m_rx);
     for w in workers {
