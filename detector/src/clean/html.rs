@@ -128,17 +128,6 @@ impl TokenSink for Sink {
     }
 }
 
-/// `t.chars().all(char::is_whitespace)`, byte-wise for ASCII (the whitespace between tags,
-/// checked for every text token): for ASCII, `char::is_whitespace` is TAB, LF, VT, FF, CR
-/// and space.
-fn is_all_whitespace(t: &str) -> bool {
-    if t.is_ascii() {
-        t.bytes().all(|b| matches!(b, b'\t'..=b'\r' | b' '))
-    } else {
-        t.chars().all(char::is_whitespace)
-    }
-}
-
 /// The lower-case name of a block-level element (one whose start or end tag ends the
 /// current block), or `None` for inline and unknown elements.
 fn block_name(name: &LocalName) -> Option<&'static str> {
@@ -242,7 +231,7 @@ impl State {
         }
         if self.in_head {
             // Non-blank text in <head> is displayed by browsers (the head is implicitly closed).
-            if is_all_whitespace(t) {
+            if t.chars().all(char::is_whitespace) {
                 return;
             }
             self.in_head = false;
@@ -266,7 +255,7 @@ impl State {
     }
 
     fn push_piece(&mut self, t: &str) {
-        if !self.cur_has_text && !is_all_whitespace(t) {
+        if !self.cur_has_text && !t.chars().all(char::is_whitespace) {
             self.cur_has_text = true;
         }
         self.cur.push_str(t);
