@@ -350,7 +350,7 @@ pub struct ExchangeCounters {
 impl ExchangeCounters {
     /// The counters by name, for summaries.
     pub fn snapshot(&self) -> std::collections::BTreeMap<&'static str, u64> {
-        [
+        snapshot_counters([
             ("links_sent", &self.links_sent),
             ("messages_sent", &self.messages_sent),
             ("links_not_resent", &self.links_not_resent),
@@ -358,11 +358,15 @@ impl ExchangeCounters {
             ("messages_received", &self.messages_received),
             ("links_queued", &self.links_queued),
             ("send_errors", &self.send_errors),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k, v.load(Relaxed)))
-        .collect()
+        ])
     }
+}
+
+/// Named counters read into a map, for summaries.
+pub(crate) fn snapshot_counters<'a>(
+    named: impl IntoIterator<Item = (&'static str, &'a AtomicU64)>,
+) -> std::collections::BTreeMap<&'static str, u64> {
+    named.into_iter().map(|(k, v)| (k, v.load(Relaxed))).collect()
 }
 
 struct LocalState {

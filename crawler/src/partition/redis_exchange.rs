@@ -63,16 +63,13 @@ pub struct RedisCounters {
 
 impl RedisCounters {
     pub fn snapshot(&self) -> std::collections::BTreeMap<&'static str, u64> {
-        [
+        super::snapshot_counters([
             ("redis_xadd", &self.xadd),
             ("redis_xreadgroup", &self.xreadgroup),
             ("redis_xack", &self.xack),
             ("redis_other", &self.other),
             ("redis_reconnects", &self.reconnects),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k, v.load(Relaxed)))
-        .collect()
+        ])
     }
 }
 
