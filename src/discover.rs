@@ -61,13 +61,8 @@ pub struct DiscoverArgs {
     /// The blind label set to write (.dls).
     #[arg(short = 'o', long = "output", required_unless_present = "histogram")]
     pub output: Option<PathBuf>,
-    /// Memory for counting (e.g. 512MB, 2GiB; K/M/G are powers of 1024). Past it, sorted
-    /// runs spill to --tmp-dir and are merged; the result is the same, exactly.
-    #[arg(long, default_value = "512MB", value_parser = parse_bytes)]
-    pub memory: u64,
-    /// Where spilled runs go (default: the system temporary directory). Removed afterwards.
-    #[arg(long)]
-    pub tmp_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub counting: CountingArgs,
     /// Extra stop-chunk lists (text, one chunk per line, or .dls); stop chunks never enter
     /// the blind label set (§3.4.2). May repeat.
     #[arg(long = "stop-chunks")]
@@ -106,6 +101,26 @@ pub struct DiscoverArgs {
     pub inputs: Vec<PathBuf>,
 }
 
+/// The exact counter's memory options (`crate::counting`), shared by the commands that count
+/// chunk occurrences.
+#[derive(Args, Debug, Clone)]
+pub struct CountingArgs {
+    /// Memory for counting (e.g. 512MB, 2GiB; K/M/G are powers of 1024). Past it, sorted
+    /// runs spill to --tmp-dir and are merged; the result is the same, exactly.
+    #[arg(long, default_value = "512MB", value_parser = parse_bytes)]
+    pub memory: u64,
+    /// Where spilled runs go (default: the system temporary directory). Removed afterwards.
+    #[arg(long)]
+    pub tmp_dir: Option<PathBuf>,
+}
+
+impl CountingArgs {
+    /// `--tmp-dir`, or the system temporary directory.
+    pub fn tmp_dir(&self) -> PathBuf {
+        self.tmp_dir.clone().unwrap_or_else(std::env::temp_dir)
+    }
+}
+
 /// `ditto stopchunks …`.
 #[derive(Subcommand, Debug, Clone)]
 pub enum StopchunksCommand {
@@ -121,6 +136,7 @@ pub enum StopchunksCommand {
 /// `ditto stopchunks export`.
 #[derive(Args, Debug, Clone)]
 pub struct StopchunksExportArgs {
+    /// The store whose reviewed stop chunks to write.
     #[arg(long)]
     pub store: PathBuf,
 }
@@ -128,6 +144,7 @@ pub struct StopchunksExportArgs {
 /// `ditto stopchunks suggest`.
 #[derive(Args, Debug, Clone)]
 pub struct SuggestArgs {
+    /// The store to count (a finished scan or crawl).
     #[arg(long)]
     pub store: PathBuf,
     /// How many chunks to list (the paper reviewed the top 500, §6.1).
@@ -136,10 +153,8 @@ pub struct SuggestArgs {
     /// Write here instead of standard output.
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
-    #[arg(long, default_value = "512MB", value_parser = parse_bytes)]
-    pub memory: u64,
-    #[arg(long)]
-    pub tmp_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub counting: CountingArgs,
     /// Stop-chunk lists already reviewed; their chunks are not suggested again.
     #[arg(long = "stop-chunks")]
     pub stop_chunks: Vec<PathBuf>,
@@ -169,15 +184,20 @@ pub enum ExportFormat {
 /// `ditto export chunks`.
 #[derive(Args, Debug, Clone)]
 pub struct ExportChunksArgs {
+    /// The store to export (a finished scan or crawl).
     #[arg(long)]
     pub store: PathBuf,
+    /// CSV, or Parquet (needs a build with `--features parquet`).
     #[arg(long, value_enum, default_value = "csv")]
     pub format: ExportFormat,
+    /// The file to write; for Parquet also a directory (existing, or ending in `/`), which
+    /// gets `part-00000.parquet`.
     #[arg(short = 'o', long = "output")]
     pub output: PathBuf,
     /// Stop-chunk lists for the `stop` column (besides the built-in list).
     #[arg(long = "stop-chunks")]
     pub stop_chunks: Vec<PathBuf>,
+    /// Do not count the built-in list of benign idioms as stop chunks.
     #[arg(long)]
     pub no_default_stop_chunks: bool,
 }
@@ -779,8 +799,8 @@ pub fn discover(a: DiscoverArgs) -> Result<()> {
         min_count: if a.histogram { None } else { a.min_count },
         output: if a.histogram { None } else { a.output.clone() },
         name: a.name.clone(),
-        memory: a.memory,
-        tmp_dir: a.tmp_dir.clone().unwrap_or_else(std::env::temp_dir),
+        memory: a.counting.memory,
+        tmp_dir: a.counting.tmp_dir(),
         stop_paths: a.stop_chunks.clone(),
         no_default_stops: a.no_default_stop_chunks,
     };
@@ -989,8 +1009,7 @@ pub fn stopchunks(c: StopchunksCommand) -> Result<()> {
     let norm = store_normalization(&store)?;
     drop(store);
     let stops = load_stops(norm, &a.stop_chunks, a.no_default_stop_chunks)?;
-    let tmp = a.tmp_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let (list, known) = suggest(&a.store, a.top, a.memory, &tmp, &stops)?;
+    let (list, known) = suggest(&a.store, a.top, a.counting.memory, &a.counting.tmp_dir(), &stops)?;
     match &a.output {
         Some(path) => write_atomically(path, |w| Ok(write_suggestions(w, &a.store, norm, &list, known)?))?,
         None => {
