@@ -368,6 +368,7 @@ struct ReportArgs {
 
 #[derive(Args)]
 struct StatsArgs {
+    /// The store to summarize (a scan or crawl, finished or not).
     #[arg(long)]
     store: PathBuf,
     /// Print JSON instead of text.

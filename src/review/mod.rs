@@ -48,11 +48,13 @@ fn default_reviewer() -> String {
 pub enum LabelsCommand {
     /// Write every review label as JSON Lines to stdout.
     Export {
+        /// The store whose labels to write.
         #[arg(long)]
         store: PathBuf,
     },
     /// Read review labels (JSON Lines, as exported); a label replaces the store's only when newer.
     Import {
+        /// The store to add the labels to.
         #[arg(long)]
         store: PathBuf,
         /// The JSONL file (`-` for stdin).
