@@ -258,21 +258,32 @@ impl FileExchange {
     }
 }
 
+/// One message of links for partition `to`: JSON Lines of frontier entries (both exchanges
+/// send this body).
+pub(crate) fn encode_links(
+    me: Partition,
+    to: u32,
+    entries: &[FrontierEntry],
+) -> Result<Vec<u8>, ExchangeError> {
+    if to >= me.count {
+        return Err(ExchangeError::Config(format!("no partition {to} of {}", me.count)));
+    }
+    let mut body = Vec::new();
+    for e in entries {
+        serde_json::to_writer(&mut body, e)
+            .map_err(|x| ExchangeError::Io { what: "encoding a link".into(), source: x.into() })?;
+        body.push(b'\n');
+    }
+    Ok(body)
+}
+
 impl LinkExchange for FileExchange {
     fn partitions(&self) -> u32 {
         self.me.count
     }
 
     fn send(&self, to: u32, entries: &[FrontierEntry]) -> Result<(), ExchangeError> {
-        if to >= self.me.count {
-            return Err(ExchangeError::Config(format!("no partition {to} of {}", self.me.count)));
-        }
-        let mut body = Vec::new();
-        for e in entries {
-            serde_json::to_writer(&mut body, e)
-                .map_err(|x| ExchangeError::Io { what: "encoding a link".into(), source: x.into() })?;
-            body.push(b'\n');
-        }
+        let body = encode_links(self.me, to, entries)?;
         let dest = self.inbox(to).join(format!("{}.links", self.unique_name()));
         self.write_atomic(&dest, &body)
     }

@@ -384,15 +384,7 @@ impl LinkExchange for RedisExchange {
     }
 
     fn send(&self, to: u32, entries: &[FrontierEntry]) -> Result<(), ExchangeError> {
-        if to >= self.me.count {
-            return Err(ExchangeError::Config(format!("no partition {to} of {}", self.me.count)));
-        }
-        let mut body = Vec::new();
-        for e in entries {
-            serde_json::to_writer(&mut body, e)
-                .map_err(|x| ExchangeError::Io { what: "encoding a link".into(), source: x.into() })?;
-            body.push(b'\n');
-        }
+        let body = super::encode_links(self.me, to, entries)?;
         let key = inbox_key(to);
         self.run("sending links", &self.counters.xadd, |c| {
             redis::cmd("XADD").arg(&key).arg("*").arg("links").arg(&body).query::<Value>(c)
