@@ -83,19 +83,6 @@ pub fn fingerprint_with_file_hash<S: AsRef<str>>(
 /// ASCII, NFKC changes nothing and `char::is_whitespace` is exactly TAB, LF, VT, FF, CR and
 /// space, so this gives the same bytes as [`Normalization::apply`] (tested below).
 pub(crate) fn normalized_sha1_ascii(norm: &Normalization, text: &str) -> Option<Option<Sha1Digest>> {
-    let mut hasher = Sha1::new();
-    let non_empty = feed_normalized_ascii(norm, text, |b| hasher.update(b))?;
-    Some(non_empty.then(|| hasher.finalize().into()))
-}
-
-/// Feeds the bytes of `norm.apply(text)` for ASCII `text` to `feed`, in pieces, without
-/// building the normalized string. `None` when the text is not ASCII (nothing fed);
-/// otherwise whether anything was fed (the normalized text is not empty).
-pub(crate) fn feed_normalized_ascii(
-    norm: &Normalization,
-    text: &str,
-    mut feed: impl FnMut(&[u8]),
-) -> Option<bool> {
     if !text.is_ascii() {
         return None;
     }
@@ -103,55 +90,44 @@ pub(crate) fn feed_normalized_ascii(
     let src = if norm.trim { text.trim_matches(|c: char| c.is_ascii() && is_ws(c as u8)) } else { text };
     let bytes = src.as_bytes();
     if bytes.is_empty() {
-        return Some(false);
+        return Some(None);
     }
     let needs_lower = norm.lowercase && bytes.iter().any(u8::is_ascii_uppercase);
     let needs_collapse = norm.collapse_whitespace
         && (bytes.windows(2).any(|w| is_ws(w[0]) && (w[0] != b' ' || is_ws(w[1])))
             || bytes.last().is_some_and(|&b| is_ws(b) && b != b' '));
-    // A small stack buffer: it is set up once per chunk, so it must stay cheap to clear.
+    if !needs_lower && !needs_collapse {
+        return Some(Some(sha1(bytes)));
+    }
+    let mut hasher = Sha1::new();
+    // A small stack buffer: it is cleared once per chunk, so it must stay cheap to clear.
     let mut buf = [0u8; 256];
-    match (needs_lower, needs_collapse) {
-        (false, false) => feed(bytes),
-        (true, false) => {
-            for piece in bytes.chunks(buf.len()) {
-                let out = &mut buf[..piece.len()];
-                out.copy_from_slice(piece);
-                out.make_ascii_lowercase();
-                feed(out);
+    let mut n = 0;
+    let mut in_ws = false;
+    for &b in bytes {
+        let out = if norm.collapse_whitespace && is_ws(b) {
+            if in_ws {
+                continue;
             }
-        }
-        (_, true) => {
-            let mut n = 0;
-            let mut in_ws = false;
-            for &b in bytes {
-                let out = if is_ws(b) {
-                    if in_ws {
-                        continue;
-                    }
-                    in_ws = true;
-                    b' '
-                } else {
-                    in_ws = false;
-                    if needs_lower {
-                        b.to_ascii_lowercase()
-                    } else {
-                        b
-                    }
-                };
-                buf[n] = out;
-                n += 1;
-                if n == buf.len() {
-                    feed(&buf[..]);
-                    n = 0;
-                }
+            in_ws = true;
+            b' '
+        } else {
+            in_ws = false;
+            if norm.lowercase {
+                b.to_ascii_lowercase()
+            } else {
+                b
             }
-            if n > 0 {
-                feed(&buf[..n]);
-            }
+        };
+        buf[n] = out;
+        n += 1;
+        if n == buf.len() {
+            hasher.update(&buf[..]);
+            n = 0;
         }
     }
-    Some(true)
+    hasher.update(&buf[..n]);
+    Some(Some(hasher.finalize().into()))
 }
 
 /// The bytes of `norm.apply(text)` for ASCII `text` under a normalization that collapses
