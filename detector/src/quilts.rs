@@ -289,6 +289,127 @@ pub fn judge(
     }
 }
 
+/// One gram's documents, grouped: the step of Najork's Figure 5 that joins `grams_k` with
+/// `docs_k` (`GroupBy(gram)`), done one gram at a time over a stream sorted by gram, so that
+/// no postings are held for the whole corpus. `docs` are the documents holding the gram, each
+/// once, with the servers it is on (sorted; `&[]` when the foreign variant is off).
+///
+/// Returns `None` when the gram is not a patch gram (`|docs_k(g)| ≤ 1` or `> m`); otherwise
+/// calls `emit(d, others)` for every document d of the group with the other documents of the
+/// group that may be d's sources (`d` itself left out; with `foreign`, only documents whose
+/// servers are disjoint from d's, Najork §3), and returns `Some(|docs_k(g)|)`. `others` never
+/// has more than m − 1 documents.
+pub fn patch_group<S: AsRef<[u64]>>(
+    docs: &[(u32, S)],
+    m: u64,
+    foreign: bool,
+    mut emit: impl FnMut(u32, &[u32]),
+) -> Option<usize> {
+    let n = docs.len();
+    if n <= 1 || n as u64 > m {
+        return None;
+    }
+    let disjoint = |a: &[u64], b: &[u64]| {
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() && j < b.len() {
+            match a[i].cmp(&b[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => return false,
+            }
+        }
+        true
+    };
+    let mut others = Vec::with_capacity(n - 1);
+    for (d, ds) in docs {
+        others.clear();
+        others.extend(
+            docs.iter()
+                .filter(|(o, os)| o != d && (!foreign || disjoint(ds.as_ref(), os.as_ref())))
+                .map(|(o, _)| *o),
+        );
+        emit(*d, &others);
+    }
+    Some(n)
+}
+
+/// One document's patch grams, each with the other documents that may be its source: the
+/// document's share of the postings (Najork Figure 5's join of `pgrams_{k,m}(d)` with
+/// `docs_k`), gathered from a stream sorted by document, so that only one document's
+/// postings are in memory at a time. Grams are pushed in increasing order.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct DocPatches {
+    grams: Vec<u64>,
+    /// `others[starts[i]..starts[i + 1]]` (the last one to `others.len()`) hold gram i.
+    starts: Vec<u32>,
+    others: Vec<u32>,
+}
+
+impl DocPatches {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forget the previous document.
+    pub fn clear(&mut self) {
+        self.grams.clear();
+        self.starts.clear();
+        self.others.clear();
+    }
+
+    /// Start patch gram `g` (greater than the previous one).
+    pub fn push_gram(&mut self, g: u64) {
+        debug_assert!(self.grams.last().is_none_or(|&l| l < g));
+        self.grams.push(g);
+        self.starts.push(self.others.len() as u32);
+    }
+
+    /// Another document holding the last pushed gram.
+    pub fn push_other(&mut self, o: u32) {
+        self.others.push(o);
+    }
+
+    /// `pgrams_{k,m}(d)`, sorted.
+    pub fn grams(&self) -> &[u64] {
+        &self.grams
+    }
+
+    /// The documents besides d that hold patch gram `g` (empty when g is not one of d's).
+    pub fn others(&self, g: u64) -> &[u32] {
+        match self.grams.binary_search(&g) {
+            Ok(i) => {
+                let s = self.starts[i] as usize;
+                let e = self.starts.get(i + 1).map_or(self.others.len(), |&e| e as usize);
+                &self.others[s..e]
+            }
+            Err(_) => &[],
+        }
+    }
+
+    /// Bytes held (for reports).
+    pub fn bytes(&self) -> usize {
+        self.grams.capacity() * 8 + self.starts.capacity() * 4 + self.others.capacity() * 4
+    }
+}
+
+/// The verdict on document `doc` with `grams` = `|grams_k(d)|` from its own patch grams and
+/// their postings (sources already restricted, e.g. by [`patch_group`]'s foreign rule): the
+/// same as [`judge`] over the whole corpus' postings.
+pub fn judge_patches(doc: u32, grams: usize, patches: &DocPatches, p: &QuiltParams) -> QuiltVerdict {
+    let pg = patches.grams();
+    let frac = patchfrac(pg.len(), grams);
+    let sources =
+        if frac >= p.theta { greedy_cover(doc, pg, |g| patches.others(g), |_| true) } else { Vec::new() };
+    QuiltVerdict {
+        doc,
+        grams,
+        patch_grams: pg.len(),
+        patchfrac: frac,
+        quilted: is_quilted(frac, sources.len(), p),
+        sources,
+    }
+}
+
 /// The whole algorithm in memory over documents' gram sets (index = document id):
 /// `docs_k(g)` counted with a hash map, then [`judge`] for every document. `allowed(d, d')`
 /// restricts sources (foreign variant). Returns every document's verdict.
@@ -438,6 +559,62 @@ mod tests {
         let v = find_quilts(&docs, &p, |d, o| !(d == 4 && o < 2));
         assert_eq!(v[4].sources.len(), 2);
         assert!(!v[4].quilted);
+    }
+
+    /// The streamed form (groups by gram, then each document's patches) against the in-memory
+    /// [`find_quilts`], with and without the foreign rule.
+    #[test]
+    fn patch_groups_and_doc_patches_judge_as_find_quilts() {
+        let src = |s: usize| -> Vec<String> { (0..20).map(|i| format!("w{s}x{i}")).collect() };
+        let srcs: Vec<Vec<String>> = (0..5).map(src).collect();
+        let mut texts: Vec<String> = srcs.iter().map(|s| s.join(" ")).collect();
+        for q in 0..3 {
+            let mut quilt: Vec<String> = Vec::new();
+            for s in &srcs[q..] {
+                quilt.extend(s[q..q + 8].iter().cloned());
+            }
+            texts.push(quilt.join(" "));
+        }
+        texts.push(texts[0].clone()); // a copy: a gram in 4 documents
+        let docs: Vec<Vec<u64>> = texts.iter().map(|t| gram_set(&wh(t), 3)).collect();
+        // Servers: documents 0, 1 and 5 on server 7, the rest each on its own.
+        let servers: Vec<Vec<u64>> = (0..docs.len() as u64)
+            .map(|i| if [0, 1, 5].contains(&i) { vec![7] } else { vec![100 + i] })
+            .collect();
+        for m in [2, 3, 50] {
+            for foreign in [false, true] {
+                let p = QuiltParams { k: 3, m, c: 2, theta: 0.3 };
+                let want = find_quilts(&docs, &p, |d, o| {
+                    !foreign || servers[d as usize].iter().all(|s| !servers[o as usize].contains(s))
+                });
+                // Pass 1: (gram, doc) sorted by gram; each group → (d, g, others).
+                let mut pairs: Vec<(u64, u32)> = docs
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(d, gs)| gs.iter().map(move |&g| (g, d as u32)))
+                    .collect();
+                pairs.sort_unstable();
+                let mut recs: Vec<(u32, u64, Vec<u32>)> = Vec::new();
+                for group in pairs.chunk_by(|a, b| a.0 == b.0) {
+                    let g = group[0].0;
+                    let members: Vec<(u32, &[u64])> =
+                        group.iter().map(|&(_, d)| (d, servers[d as usize].as_slice())).collect();
+                    let n = patch_group(&members, m, foreign, |d, others| recs.push((d, g, others.to_vec())));
+                    assert_eq!(n.is_some(), group.len() > 1 && group.len() as u64 <= m);
+                }
+                // Then by document: each document's patches alone.
+                recs.sort_unstable();
+                for (d, gs) in docs.iter().enumerate() {
+                    let mut dp = DocPatches::new();
+                    for (_, g, others) in recs.iter().filter(|r| r.0 == d as u32) {
+                        dp.push_gram(*g);
+                        others.iter().for_each(|&o| dp.push_other(o));
+                    }
+                    let got = judge_patches(d as u32, gs.len(), &dp, &p);
+                    assert_eq!(got, want[d], "m {m} foreign {foreign} doc {d}");
+                }
+            }
+        }
     }
 
     #[test]
