@@ -11,10 +11,14 @@
 //!   `--template-fraction` of the pages of their host (and at least `--template-min-pages`
 //!   pages) are dropped; `--keep-templates` keeps them (to see their effect: template grams
 //!   are shared by a host's pages, inflate patchfrac and add same-site sources).
-//! - **docs_k(g) counted exactly within `--memory`** by `ditto::counting::Counter` (sorted
-//!   runs spill to `--tmp-dir` past it); the patch grams (1 < count ≤ m) are kept in memory,
-//!   and postings are built only for the patch grams of documents whose patchfrac ≥ θ (the
-//!   only ones needing a cover, as the paper's Figure 5).
+//! - **Bounded by `--memory`**: docs_k(g), the postings of the patch grams and the replica
+//!   groups are external sorts (`ditto::counting::Counter`: sorted runs, spilled to
+//!   `--tmp-dir` past their share of `--memory`), joined as streams the way Najork's Figure 5
+//!   joins its tables: (gram, document) sorted by gram gives docs_k(g) and, for each patch
+//!   gram, (document, gram, other document) records; sorted by document, they give each
+//!   document its own postings for patchfrac and the greedy cover, one document at a time
+//!   (texts re-read from the store). What stays outside `--memory` is listed at
+//!   [`analyze`]. The output is the same for every `--memory`.
 //! - **Foreign** (`--foreign`, Najork §3): sources must be on another registrable domain
 //!   (public suffix list; IP hosts and single labels are their own domain): a source document
 //!   is allowed when none of its URLs' domains is one of the quilted document's.
@@ -26,19 +30,20 @@
 //! words.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use detector::fingerprint::Sha1Digest;
 use detector::normalize::Normalization;
-use detector::quilts::{self, PatchGrams, Postings, QuiltParams};
+use detector::quilts::{self, QuiltParams};
 use detector::shingles::{hash64, words};
 use labelsets::StopChunks;
 use serde::Serialize;
 use store::Store;
 
-use crate::counting::Counter;
+use crate::counting::{Counter, Counts, Key, TempDir};
 use crate::discover::{load_stops, parse_bytes, store_normalization};
 
 /// Output formats.
@@ -69,7 +74,8 @@ pub struct QuiltsArgs {
     /// Only sources on another registrable domain count (foreign-sourced quilts).
     #[arg(long)]
     pub foreign: bool,
-    /// Memory for counting docs_k(g) (e.g. 256MB); past it, sorted runs spill to --tmp-dir.
+    /// Memory for the sorts (docs_k(g), postings, replica groups; e.g. 256MB); past it, sorted
+    /// runs spill to --tmp-dir.
     #[arg(long, default_value = "256MB", value_parser = parse_bytes)]
     pub memory: u64,
     /// Where spilled runs go (default: the system temporary directory).
@@ -128,13 +134,20 @@ pub struct QuiltTotals {
     pub patch_grams: u64,
     pub patchy_documents: u64,
     pub quilted_documents: u64,
+    /// Runs the k-gram count (pass 1) wrote to disk.
     pub runs_spilled: u64,
+    /// Largest in-memory footprint of the k-gram counter.
     pub peak_counter_bytes: u64,
-}
-
-struct Doc {
-    file_hash: Sha1Digest,
-    urls: Vec<String>,
+    /// Records of the postings join ((d, g, other) and one (d, g, OWN) per patch gram of d).
+    pub postings_records: u64,
+    /// Runs the postings join wrote to disk.
+    pub postings_runs_spilled: u64,
+    /// Largest in-memory footprint of the postings sorter.
+    pub postings_peak_bytes: u64,
+    /// Runs the smaller sorts (blocks per host, pages by file hash, servers, replicas) wrote.
+    pub other_runs_spilled: u64,
+    /// Largest one document's postings held at once (bytes).
+    pub largest_document_bytes: u64,
 }
 
 fn host_of(url: &str) -> String {
@@ -175,7 +188,135 @@ impl BlockFilter {
     }
 }
 
+// Sort keys of the external joins. Every field is big-endian, so the byte order the sorter
+// ([`Counter`]) keeps is the numeric order of the fields, first field first. Documents are
+// named by the ordinal of their first page in the store's URL order (`store.texts()`), so
+// their order is the order of their first URLs, as the in-memory version numbered them.
+
+/// Pages by file hash: (file SHA-1, page ordinal, server). A group of one hash is one
+/// document; its smallest ordinal (first URL) represents it.
+type PageKey = [u8; 32];
+/// Servers of a document: (document, server); server 0 for all when `--foreign` is off.
+type ServerKey = [u8; 12];
+/// Pass 1: (gram, document, server).
+type GramKey = [u8; 20];
+/// The postings, by document: (document, gram, another document of the gram), and
+/// (document, gram, [`OWN`]) once for each patch gram of the document.
+type PostingKey = [u8; 16];
+/// Marks "g is a patch gram of d" in the postings (sorts after every other document of g).
+const OWN: u32 = u32::MAX;
+
+fn be_u32(b: &[u8]) -> u32 {
+    let mut w = [0u8; 4];
+    w.copy_from_slice(&b[..4]);
+    u32::from_be_bytes(w)
+}
+
+fn be_u64(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[..8]);
+    u64::from_be_bytes(w)
+}
+
+fn page_key(hash: &Sha1Digest, page: u32, server: u64) -> PageKey {
+    let mut k = [0u8; 32];
+    k[..20].copy_from_slice(hash);
+    k[20..24].copy_from_slice(&page.to_be_bytes());
+    k[24..].copy_from_slice(&server.to_be_bytes());
+    k
+}
+
+fn server_key(doc: u32, server: u64) -> ServerKey {
+    let mut k = [0u8; 12];
+    k[..4].copy_from_slice(&doc.to_be_bytes());
+    k[4..].copy_from_slice(&server.to_be_bytes());
+    k
+}
+
+fn gram_key(g: u64, doc: u32, server: u64) -> GramKey {
+    let mut k = [0u8; 20];
+    k[..8].copy_from_slice(&g.to_be_bytes());
+    k[8..12].copy_from_slice(&doc.to_be_bytes());
+    k[12..].copy_from_slice(&server.to_be_bytes());
+    k
+}
+
+fn posting_key(doc: u32, g: u64, other: u32) -> PostingKey {
+    let mut k = [0u8; 16];
+    k[..4].copy_from_slice(&doc.to_be_bytes());
+    k[4..12].copy_from_slice(&g.to_be_bytes());
+    k[12..].copy_from_slice(&other.to_be_bytes());
+    k
+}
+
+/// A server as a 64-bit hash of its registrable domain (never 0; 0 means "not asked").
+fn server_of(url: &str) -> u64 {
+    hash64(domain_of(url).as_bytes()).max(1)
+}
+
+/// Sorted stream of a finished [`Counter`], peekable, errors as `anyhow`.
+struct Sorted<K: Key> {
+    inner: std::iter::Peekable<Counts<K>>,
+    what: &'static str,
+}
+
+impl<K: Key> Sorted<K> {
+    fn new(c: Counter<K>, what: &'static str) -> Result<Self> {
+        Ok(Sorted { inner: c.finish().with_context(|| format!("sorting {what}"))?.peekable(), what })
+    }
+
+    /// The next key if `pred` holds for it (consumed), else `None` (left in place).
+    fn next_if(&mut self, pred: impl Fn(&K) -> bool) -> Result<Option<K>> {
+        match self.inner.peek() {
+            None => Ok(None),
+            Some(Err(_)) => match self.inner.next() {
+                Some(Err(e)) => Err(anyhow::Error::new(e).context(format!("reading sorted {}", self.what))),
+                _ => Ok(None),
+            },
+            Some(Ok((k, _))) if pred(k) => Ok(self.inner.next().and_then(|r| r.ok()).map(|(k, _)| k)),
+            Some(Ok(_)) => Ok(None),
+        }
+    }
+
+    fn next_key(&mut self) -> Result<Option<K>> {
+        self.next_if(|_| true)
+    }
+}
+
+/// Memory shares of the sorts that are live at the same time (each stays within its share,
+/// sorted runs and merge buffers included; see `analyze`).
+fn share(memory: u64, parts: u64) -> u64 {
+    memory / parts
+}
+
 /// Run the analysis over a store; returns the quilted pages (highest patchfrac first).
+///
+/// Bounded memory: every structure that grows with the corpus (pages by file hash, k-grams,
+/// postings) goes through [`Counter`]s that spill sorted runs to `--tmp-dir` past their share
+/// of `--memory`; the joins of Najork's Figure 5 are done as sorts and merges of streams:
+///
+/// 1. **Pages** (one pass over the store's texts, URL order, page ordinal i): (file hash, i,
+///    server) sorted by hash gives the exact-replica groups, each one document named by its
+///    first page; (host, block) counts give the template blocks. Sorted again: a stream of
+///    each document's servers by document, and (document, replica page) pairs.
+/// 2. **Pass 1, docs_k(g)** (Najork §3; Figure 5's `grams` ⋈ `docs`): each document's
+///    distinct k-grams as (gram, document, server), sorted by gram; the number of documents
+///    in a gram's group is `|docs_k(g)|`. For a patch gram (1 < docs ≤ m) every document d
+///    of the group gets the records (d, g, o) for the other documents o that may be its
+///    sources (`--foreign`: on other servers) and (d, g, OWN), via
+///    [`quilts::patch_group`]. A group is at most m documents.
+/// 3. **The postings, by document**: those records sorted by d; streaming the documents in
+///    order (texts re-read from the store), each document gets only its own records:
+///    `pgrams_{k,m}(d)` (the OWN records), patchfrac, and the greedy cover of §2
+///    ([`quilts::judge_patches`]). Only that one document's postings are in memory.
+/// 4. **URLs** of the sources and replicas of the quilted pages: one more pass over the
+///    store's page list.
+///
+/// Live at once: stage 1 two sorts (½ each); then pages ½, servers ¼, replicas ¼; pass 1
+/// servers ¼, replicas ¼, k-grams ½; the group step k-grams ½, replicas ¼, postings ¼; stage
+/// 3 postings ¼, replicas ¼. Beyond `--memory`: sled's page cache, one document's texts,
+/// grams and postings (≤ m − 1 others per patch gram), the per-host page counts and the set
+/// of template blocks (one entry per host and repeated block), and the output rows.
 pub fn analyze(a: &QuiltsArgs) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
     if a.k == 0 || a.m < 2 || !(0.0..=1.0).contains(&a.theta) {
         bail!("need k ≥ 1, m ≥ 2 and 0 ≤ θ ≤ 1");
@@ -185,22 +326,21 @@ pub fn analyze(a: &QuiltsArgs) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
     let tmp = a.tmp_dir.clone().unwrap_or_else(std::env::temp_dir);
     let norm = store_normalization(&store)?;
     let mut totals = QuiltTotals::default();
+    let mem = a.memory;
 
-    // Documents: pages collapsed by file hash (first URL in URL order represents).
-    let mut docs: Vec<Doc> = Vec::new();
-    let mut by_hash: HashMap<Sha1Digest, u32> = HashMap::new();
+    // Stage 1: pages by file hash, blocks per host.
+    let mut by_hash: Counter<PageKey> = Counter::new(share(mem, 2), &tmp);
     let mut host_pages: HashMap<u64, u64> = HashMap::new();
-    let mut tcount: Counter<[u8; 16]> = Counter::new(a.memory / 2, &tmp);
+    let mut tcount: Counter<[u8; 16]> = Counter::new(share(mem, 2), &tmp);
     for r in store.texts() {
         let (url, hash, blocks) = r?;
+        let page = u32::try_from(totals.pages)
+            .ok()
+            .filter(|&i| i < OWN)
+            .context("too many pages for 32-bit page numbers")?;
         totals.pages += 1;
-        match by_hash.get(&hash) {
-            Some(&d) => docs[d as usize].urls.push(url.clone()),
-            None => {
-                by_hash.insert(hash, docs.len() as u32);
-                docs.push(Doc { file_hash: hash, urls: vec![url.clone()] });
-            }
-        }
+        let server = if a.foreign { server_of(&url) } else { 0 };
+        by_hash.add(page_key(&hash, page, server)).context("sorting pages by file hash")?;
         if !a.keep_templates {
             let host = hash64(host_of(&url).as_bytes());
             *host_pages.entry(host).or_default() += 1;
@@ -216,24 +356,22 @@ pub fn analyze(a: &QuiltsArgs) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
             }
         }
     }
-    totals.documents = docs.len() as u64;
-    drop(by_hash);
     let mut templates = HashSet::new();
     if !a.keep_templates {
-        for r in tcount.finish().context("counting blocks per host")? {
+        let counts = tcount.finish().context("counting blocks per host")?;
+        totals.other_runs_spilled += counts.stats().runs_written;
+        for r in counts {
             let (key, n) = r.context("counting blocks per host")?;
-            let mut hb = [0u8; 8];
-            hb.copy_from_slice(&key[..8]);
-            let host = u64::from_be_bytes(hb);
-            hb.copy_from_slice(&key[8..]);
+            let host = be_u64(&key[..8]);
             let pages = host_pages.get(&host).copied().unwrap_or(0);
             if n >= a.template_min_pages && n as f64 >= a.template_fraction * pages as f64 {
-                templates.insert((host, u64::from_be_bytes(hb)));
+                templates.insert((host, be_u64(&key[8..])));
             }
         }
     } else {
         drop(tcount);
     }
+    drop(host_pages);
     let filter = BlockFilter {
         norm,
         stops: if a.keep_templates {
@@ -244,97 +382,257 @@ pub fn analyze(a: &QuiltsArgs) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
         templates,
     };
 
-    // The word hashes of a document's kept blocks.
-    let doc_words = |d: &Doc| -> Result<(Vec<String>, Vec<u64>, u64)> {
-        let url = &d.urls[0];
-        let blocks = store.page_text(url, &d.file_hash)?.unwrap_or_default();
-        let (kept, dropped) = filter.keep(url, &blocks);
-        let w: Vec<String> = kept.iter().flat_map(|b| words(b).map(|w| w.into_owned())).collect();
-        let h = w.iter().map(|x| hash64(x.as_bytes())).collect();
-        Ok((w, h, dropped))
-    };
-
-    // Pass 1: docs_k(g), each distinct gram of each document once.
-    let mut counter: Counter<u64> = Counter::new(a.memory, &tmp);
-    for d in &docs {
-        let (_, wh, dropped) = doc_words(d)?;
-        totals.template_blocks_dropped += dropped;
-        for g in quilts::gram_set(&wh, p.k) {
-            counter.add(g).context("counting k-grams")?;
+    // Exact replicas collapsed: one document per file hash, named by its first page.
+    let mut servers: Counter<ServerKey> = Counter::new(share(mem, 4), &tmp);
+    let mut replicas: Counter<u64> = Counter::new(share(mem, 4), &tmp);
+    {
+        let pages = by_hash.finish().context("sorting pages by file hash")?;
+        totals.other_runs_spilled += pages.stats().runs_written;
+        let mut group: Option<(Sha1Digest, u32)> = None;
+        for r in pages {
+            let (key, _) = r.context("sorting pages by file hash")?;
+            let (hash, page, server) = (&key[..20], be_u32(&key[20..24]), be_u64(&key[24..]));
+            let doc = match group {
+                Some((h, d)) if h[..] == *hash => d,
+                _ => {
+                    let mut h = [0u8; 20];
+                    h.copy_from_slice(hash);
+                    group = Some((h, page));
+                    totals.documents += 1;
+                    page
+                }
+            };
+            servers.add(server_key(doc, server)).context("sorting servers")?;
+            if page != doc {
+                replicas.add((u64::from(doc) << 32) | u64::from(page)).context("sorting replicas")?;
+            }
         }
     }
-    let mut counts = counter.finish().context("counting k-grams")?;
-    let patch = PatchGrams::from_counts(counts.by_ref(), p.m).context("counting k-grams")?;
-    let cs = counts.stats();
-    totals.gram_occurrences = cs.occurrences;
-    totals.runs_spilled = cs.runs_written;
-    totals.peak_counter_bytes = cs.peak_table_bytes;
-    totals.patch_grams = patch.len() as u64;
-    drop(counts);
 
-    // Pass 2: patchfrac; the documents reaching θ need a cover.
-    let mut patchy: Vec<(u32, Vec<u64>, usize)> = Vec::new();
-    for (i, d) in docs.iter().enumerate() {
-        let (_, wh, _) = doc_words(d)?;
-        let grams = quilts::gram_set(&wh, p.k);
-        let pg = quilts::pgrams(&grams, &patch);
-        if !grams.is_empty() && quilts::patchfrac(pg.len(), grams.len()) >= p.theta {
-            patchy.push((i as u32, pg, grams.len()));
+    // Pass 1: each document's distinct k-grams, sorted by gram.
+    let dir = TempDir::create(&tmp).context("creating a temporary directory")?;
+    let doc_list_path = dir.path().join("documents.bin");
+    let mut doc_list = BufWriter::new(File::create(&doc_list_path).context("writing the document list")?);
+    let mut grams: Counter<GramKey> = Counter::new(share(mem, 2), &tmp);
+    {
+        let mut servers = Sorted::new(servers, "servers")?;
+        let mut doc_servers: Vec<u64> = Vec::new();
+        for (i, r) in store.texts().enumerate() {
+            let (url, _, blocks) = r?;
+            let i = i as u32;
+            doc_servers.clear();
+            while let Some(k) = servers.next_if(|k| be_u32(k) == i)? {
+                doc_servers.push(be_u64(&k[4..]));
+            }
+            if doc_servers.is_empty() {
+                continue; // an exact replica of an earlier page
+            }
+            let (kept, dropped) = filter.keep(&url, &blocks);
+            totals.template_blocks_dropped += dropped;
+            let set = quilts::gram_set(&quilts::word_hashes(&kept), p.k);
+            totals.gram_occurrences += set.len() as u64;
+            for &g in &set {
+                for &s in &doc_servers {
+                    grams.add(gram_key(g, i, s)).context("counting k-grams")?;
+                }
+            }
+            let n = u32::try_from(set.len()).context("a document with more than 2^32 k-grams")?;
+            doc_list.write_all(&i.to_be_bytes())?;
+            doc_list.write_all(&n.to_be_bytes())?;
+        }
+        if let Some(k) = servers.next_key()? {
+            bail!("the store changed during the run (document {} not found again)", be_u32(&k));
         }
     }
-    totals.patchy_documents = patchy.len() as u64;
+    doc_list.flush().context("writing the document list")?;
+    drop(doc_list);
 
-    // Pass 3: postings of the patchy documents' patch grams.
-    let mut postings = Postings::wanted(patchy.iter().flat_map(|(_, pg, _)| pg.iter().copied()));
-    for (i, d) in docs.iter().enumerate() {
-        let (_, wh, _) = doc_words(d)?;
-        postings.add_doc(i as u32, &quilts::gram_set(&wh, p.k));
-    }
-
-    let domains: Vec<HashSet<String>> = if a.foreign {
-        docs.iter().map(|d| d.urls.iter().map(|u| domain_of(u)).collect()).collect()
-    } else {
-        Vec::new()
-    };
-    let mut out = Vec::new();
-    for (d, pg, n_grams) in patchy {
-        let allowed = |o: u32| !a.foreign || domains[o as usize].is_disjoint(&domains[d as usize]);
-        let sources = quilts::greedy_cover(d, &pg, |g| postings.docs(g), allowed);
-        let frac = quilts::patchfrac(pg.len(), n_grams);
-        if !quilts::is_quilted(frac, sources.len(), &p) {
-            continue;
-        }
-        let doc = &docs[d as usize];
-        let (w, wh, _) = doc_words(doc)?;
-        let order = quilts::grams_in_order(&wh, p.k);
-        let srcs = sources
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let sample = (i < a.samples).then(|| {
-                    let set: HashSet<u64> = s.grams.iter().copied().collect();
-                    let spans = quilts::patch_spans(&order, p.k, &|g| set.contains(&g));
-                    spans
-                        .iter()
-                        .max_by_key(|(a, b)| b - a)
-                        .map(|&(s, e)| shorten(&w[s..e.min(w.len())].join(" "), 200))
-                        .unwrap_or_default()
+    // docs_k(g) by gram; the patch grams' postings, keyed by document.
+    let mut postings: Counter<PostingKey> = Counter::new(share(mem, 4), &tmp);
+    {
+        let counts = grams.finish().context("counting k-grams")?;
+        let cs = counts.stats();
+        totals.runs_spilled = cs.runs_written;
+        totals.peak_counter_bytes = cs.peak_table_bytes;
+        // The current gram's documents (at most m + 1 kept: more is not a patch gram).
+        let mut cur: Option<u64> = None;
+        let mut members: Vec<(u32, Vec<u64>)> = Vec::new();
+        let mut emitted: Vec<PostingKey> = Vec::new();
+        let mut flush_group = |g: Option<u64>, members: &mut Vec<(u32, Vec<u64>)>| -> Result<()> {
+            if let Some(g) = g {
+                emitted.clear();
+                let patch = quilts::patch_group(members, p.m, a.foreign, |d, others| {
+                    emitted.extend(others.iter().map(|&o| posting_key(d, g, o)));
+                    emitted.push(posting_key(d, g, OWN));
                 });
-                SourceOut { url: docs[s.doc as usize].urls[0].clone(), patch_grams: s.grams.len(), sample }
-            })
-            .collect();
+                if patch.is_some() {
+                    totals.patch_grams += 1;
+                    for &k in &emitted {
+                        postings.add(k).context("sorting postings")?;
+                    }
+                }
+            }
+            members.clear();
+            Ok(())
+        };
+        for r in counts {
+            let (key, _) = r.context("counting k-grams")?;
+            let (g, doc, server) = (be_u64(&key[..8]), be_u32(&key[8..12]), be_u64(&key[12..]));
+            if cur != Some(g) {
+                flush_group(cur, &mut members)?;
+                cur = Some(g);
+            }
+            let full = members.len() as u64 > p.m; // not a patch gram: stop collecting
+            match members.last_mut() {
+                Some((d, ss)) if *d == doc => ss.push(server),
+                _ if full => {}
+                _ => members.push((doc, vec![server])),
+            }
+        }
+        flush_group(cur, &mut members)?;
+    }
+    let st = postings.stats();
+    totals.postings_records = st.occurrences;
+
+    // By document: patchfrac and the greedy cover from the document's own postings.
+    let mut pending: Vec<Pending> = Vec::new();
+    {
+        let counts = postings.finish().context("sorting postings")?;
+        let ps = counts.stats();
+        totals.postings_runs_spilled = ps.runs_written;
+        totals.postings_peak_bytes = ps.peak_table_bytes;
+        let mut postings = Sorted { inner: counts.peekable(), what: "postings" };
+        let mut docs = BufReader::new(File::open(&doc_list_path).context("reading the document list")?);
+        let mut next_doc = read_doc(&mut docs)?;
+        let mut dp = quilts::DocPatches::new();
+        for (i, r) in store.texts().enumerate() {
+            let (url, _, blocks) = r?;
+            let i = i as u32;
+            let Some((d, n_grams)) = next_doc.filter(|&(d, _)| d == i) else { continue };
+            next_doc = read_doc(&mut docs)?;
+            dp.clear();
+            while let Some(k) = postings.next_if(|k| be_u32(k) == d)? {
+                let (g, o) = (be_u64(&k[4..12]), be_u32(&k[12..]));
+                if dp.grams().last() != Some(&g) {
+                    dp.push_gram(g);
+                }
+                if o != OWN {
+                    dp.push_other(o);
+                }
+            }
+            totals.largest_document_bytes = totals.largest_document_bytes.max(dp.bytes() as u64);
+            let v = quilts::judge_patches(d, n_grams as usize, &dp, &p);
+            if v.grams == 0 || v.patchfrac < p.theta {
+                continue;
+            }
+            totals.patchy_documents += 1;
+            if !v.quilted {
+                continue;
+            }
+            let (kept, _) = filter.keep(&url, &blocks);
+            let w: Vec<String> = kept.iter().flat_map(|b| words(b).map(|w| w.into_owned())).collect();
+            let wh: Vec<u64> = w.iter().map(|x| hash64(x.as_bytes())).collect();
+            let order = quilts::grams_in_order(&wh, p.k);
+            let sources = v
+                .sources
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let sample = (i < a.samples).then(|| {
+                        let set: HashSet<u64> = s.grams.iter().copied().collect();
+                        let spans = quilts::patch_spans(&order, p.k, &|g| set.contains(&g));
+                        spans
+                            .iter()
+                            .max_by_key(|(a, b)| b - a)
+                            .map(|&(s, e)| shorten(&w[s..e.min(w.len())].join(" "), 200))
+                            .unwrap_or_default()
+                    });
+                    (s.doc, s.grams.len(), sample)
+                })
+                .collect();
+            pending.push(Pending { doc: d, url, replicas: Vec::new(), verdict: v, sources });
+        }
+        if next_doc.is_some() || postings.next_key()?.is_some() {
+            bail!("the store changed during the run (documents not found again)");
+        }
+    }
+    drop(dir);
+
+    let out = resolve_urls(&store, pending, replicas)?;
+    totals.quilted_documents = out.len() as u64;
+    Ok((out, totals))
+}
+
+/// A quilted document before its sources' and replicas' URLs are known.
+struct Pending {
+    doc: u32,
+    url: String,
+    /// Replica page ordinals.
+    replicas: Vec<u32>,
+    verdict: quilts::QuiltVerdict,
+    /// (document, patch grams, sample) in cover order.
+    sources: Vec<(u32, usize, Option<String>)>,
+}
+
+/// The next (document, |grams_k(d)|) of the document list, `None` at its end.
+fn read_doc(r: &mut impl Read) -> Result<Option<(u32, u32)>> {
+    let mut b = [0u8; 8];
+    match r.read_exact(&mut b) {
+        Ok(()) => Ok(Some((be_u32(&b[..4]), be_u32(&b[4..])))),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
+        Err(e) => Err(anyhow::Error::new(e).context("reading the document list")),
+    }
+}
+
+/// Name the sources and replicas of the quilted documents: their page ordinals, resolved in
+/// one pass over the store's pages (URL order). Rows come back highest patchfrac first.
+fn resolve_urls(store: &Store, mut pending: Vec<Pending>, replicas: Counter<u64>) -> Result<Vec<QuiltOut>> {
+    let row_of: HashMap<u32, usize> = pending.iter().enumerate().map(|(i, q)| (q.doc, i)).collect();
+    for r in replicas.finish().context("sorting replicas")? {
+        let (k, _) = r.context("sorting replicas")?;
+        if let Some(&i) = row_of.get(&((k >> 32) as u32)) {
+            pending[i].replicas.push(k as u32);
+        }
+    }
+    let mut wanted: Vec<u32> = pending
+        .iter()
+        .flat_map(|q| q.replicas.iter().copied().chain(q.sources.iter().map(|s| s.0)))
+        .collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let mut urls: HashMap<u32, String> = HashMap::with_capacity(wanted.len());
+    if !wanted.is_empty() {
+        let mut next = wanted.iter().copied().peekable();
+        for (i, r) in store.texts().enumerate() {
+            if next.peek() != Some(&(i as u32)) {
+                continue;
+            }
+            next.next();
+            urls.insert(i as u32, r?.0);
+            if next.peek().is_none() {
+                break;
+            }
+        }
+    }
+    let url = |i: u32| urls.get(&i).cloned().context("the store changed during the run (a page is gone)");
+    let mut out = Vec::with_capacity(pending.len());
+    for q in pending {
+        let sources = q
+            .sources
+            .into_iter()
+            .map(|(d, n, sample)| Ok(SourceOut { url: url(d)?, patch_grams: n, sample }))
+            .collect::<Result<Vec<_>>>()?;
         out.push(QuiltOut {
-            url: doc.urls[0].clone(),
-            replicas: doc.urls[1..].to_vec(),
-            patchfrac: frac,
-            grams: n_grams,
-            patch_grams: pg.len(),
-            sources: srcs,
+            url: q.url,
+            replicas: q.replicas.into_iter().map(url).collect::<Result<Vec<_>>>()?,
+            patchfrac: q.verdict.patchfrac,
+            grams: q.verdict.grams,
+            patch_grams: q.verdict.patch_grams,
+            sources,
         });
     }
-    totals.quilted_documents = out.len() as u64;
     out.sort_by(|x, y| y.patchfrac.total_cmp(&x.patchfrac).then_with(|| x.url.cmp(&y.url)));
-    Ok((out, totals))
+    Ok(out)
 }
 
 fn shorten(s: &str, max: usize) -> String {
@@ -386,8 +684,9 @@ pub fn run(a: QuiltsArgs) -> Result<()> {
     w.flush()?;
     eprintln!(
         "{} pages, {} documents after collapsing exact replicas; {} template/stop blocks left out; \
-         {} k-gram occurrences ({} runs spilled, counter peak {} bytes); {} patch grams; {} documents \
-         with patchfrac ≥ {}; {} quilted{}",
+         {} k-gram occurrences ({} runs spilled, counter peak {} bytes); {} patch grams; \
+         postings: {} records ({} runs spilled, peak {} bytes; largest document {} bytes); \
+         other sorts: {} runs spilled; {} documents with patchfrac ≥ {}; {} quilted{}",
         totals.pages,
         totals.documents,
         totals.template_blocks_dropped,
@@ -395,6 +694,11 @@ pub fn run(a: QuiltsArgs) -> Result<()> {
         totals.runs_spilled,
         totals.peak_counter_bytes,
         totals.patch_grams,
+        totals.postings_records,
+        totals.postings_runs_spilled,
+        totals.postings_peak_bytes,
+        totals.largest_document_bytes,
+        totals.other_runs_spilled,
         totals.patchy_documents,
         a.theta,
         totals.quilted_documents,

@@ -214,15 +214,40 @@ fn quilted_pages_are_found_at_the_pivot() {
     assert!(!pivot.iter().any(|u| u.starts_with("http://news.test/")));
     assert!(pr(&foreign, &truth).0 >= 0.9);
 
-    // Counting within a tiny budget spills sorted runs and gives the same answer.
-    let small = run_ok(&["quilts", "--store", db.to_str().unwrap(), "--format", "jsonl", "--memory", "16KB"]);
-    let small_urls: BTreeSet<String> = String::from_utf8(small.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["url"].as_str().unwrap().to_string())
-        .collect();
-    println!("--memory 16KB: {}", String::from_utf8_lossy(&small.stderr).trim());
-    assert_eq!(small_urls, pivot);
+    // Within a tiny budget every sort spills — docs_k(g) and the postings too — and the
+    // output is byte-identical to the in-memory run, in every variant.
+    let variants: [&[&str]; 4] = [
+        &["--format", "jsonl"],
+        &["--format", "jsonl", "--foreign"],
+        &["--format", "jsonl", "--keep-templates"],
+        &["--format", "table", "--k", "3", "--m", "5"],
+    ];
+    for extra in variants {
+        let run = |memory: &str| {
+            let mut args = vec!["quilts", "--store", db.to_str().unwrap(), "--memory", memory];
+            args.extend_from_slice(extra);
+            run_ok(&args)
+        };
+        let (big, small) = (run("1GB"), run("16KB"));
+        let (big_err, small_err) = (
+            String::from_utf8_lossy(&big.stderr).into_owned(),
+            String::from_utf8_lossy(&small.stderr).into_owned(),
+        );
+        println!("{extra:?} --memory 1GB: {}", big_err.trim());
+        println!("{extra:?} --memory 16KB: {}", small_err.trim());
+        assert!(!big.stdout.is_empty());
+        assert!(big.stdout == small.stdout, "{extra:?}: output differs with --memory 16KB");
+        let spilled = |err: &str, what: &str| -> u64 {
+            let at = err.find(what).unwrap_or_else(|| panic!("no {what:?} in {err}")) + what.len();
+            let rest = &err[at..];
+            let runs = rest.find(" runs spilled").unwrap();
+            rest[..runs].rsplit(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+        };
+        assert_eq!(spilled(&big_err, "k-gram occurrences"), 0, "{big_err}");
+        assert_eq!(spilled(&big_err, "postings:"), 0, "{big_err}");
+        assert!(spilled(&small_err, "k-gram occurrences") > 0, "{small_err}");
+        assert!(spilled(&small_err, "postings:") > 0, "{small_err}");
+    }
 
     // The report: sources in cover order, five articles of other domains, with samples.
     let out = run_ok(&["quilts", "--store", db.to_str().unwrap(), "--format", "jsonl"]);
