@@ -502,13 +502,18 @@ pub fn estimate(doc: u32, hits: &[Option<Hit>], bytes: &[u8], est: Estimation, t
     origin
 }
 
-/// Lucky rules (b)–(d) for the selected shingles of a document with estimated `origins`:
-/// the extra score of each (rule (a) is applied by the caller).
-/// - (b) first and last shingle of a copied block (maximal run of selected shingles with
-///   the same origin ≠ D) of b shingles: +⌊√(b − 2)⌋ (0 when b < 3);
-/// - (c) first or last selected shingle of the document: +3;
-/// - (d) every y-th selected shingle (offsets 0, y, 2y, …, as "Every l-th" in §2.1): +1.
-pub fn lucky_bonus(doc: u32, origins: &[u32]) -> Vec<u8> {
+/// Lucky rules (b)–(d) (§2.2) for the selected shingles of a document: `origins` are their
+/// estimated origins, `selected` their start positions among the document's `n_shingles`
+/// shingles. The extra score of each (rule (a) is applied by the caller).
+/// - (b) "the first and the last shingle of a copied block" (a maximal sub-sequence of
+///   selected shingles copied from the same origin ≠ D) of b shingles: +⌊√(b − 2)⌋ (0 when
+///   b < 3);
+/// - (c) "If a shingle is the first or the last shingle of its document": +3, for the
+///   document's first shingle (start 0) and its last (start n − k) when they are selected —
+///   the paper says "shingle", not "selected shingle" as in (d); under Hailstorm the first
+///   shingle is selected only when its minimum token is at one of its ends (≈ 2/k);
+/// - (d) "every y-th selected shingle in D" (offsets 0, y, 2y, …, as "Every l-th" in §2.1): +1.
+pub fn lucky_bonus(doc: u32, origins: &[u32], selected: &[usize], n_shingles: usize) -> Vec<u8> {
     let n = origins.len();
     let mut bonus = vec![0u8; n];
     let mut i = 0;
@@ -528,8 +533,9 @@ pub fn lucky_bonus(doc: u32, origins: &[u32]) -> Vec<u8> {
         }
         i = j + 1;
     }
+    let edge = |x: usize| selected.get(x).is_some_and(|&s| s == 0 || s + 1 == n_shingles);
     for (x, b) in bonus.iter_mut().enumerate() {
-        if x == 0 || x + 1 == n {
+        if edge(x) {
             *b = b.saturating_add(LUCKY_DOC_EDGE);
         }
         if x % LUCKY_Y == 0 {
@@ -608,6 +614,21 @@ impl OriginDetector {
         }
     }
 
+    /// The entries in the table (bucket by bucket; any order for the exact table).
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> + '_ {
+        let (fixed, exact) = match &self.table {
+            Table::Fixed(t) => (Some(t), None),
+            Table::Exact(m) => (None, Some(m)),
+        };
+        let fixed = fixed.into_iter().flat_map(|t| {
+            t.lens
+                .iter()
+                .enumerate()
+                .flat_map(move |(b, &len)| t.entries[b * BUCKET..b * BUCKET + len as usize].iter())
+        });
+        fixed.chain(exact.into_iter().flat_map(|m| m.values()))
+    }
+
     /// Lucky rule (e) halvings so far, and the table's score histogram (score → entries).
     pub fn lucky_stats(&self) -> (u64, [u64; 256]) {
         let mut hist = [0u64; 256];
@@ -678,7 +699,7 @@ impl OriginDetector {
         let origins = estimate(doc, &hits, &bytes, self.cfg.estimation, self.cfg.bridge_limit);
         if let Table::Fixed(t) = &mut self.table {
             if self.cfg.eviction == Eviction::Lucky {
-                let bonus = lucky_bonus(doc, &origins);
+                let bonus = lucky_bonus(doc, &origins, &sel, sfp.len());
                 for i in 0..n {
                     let a = u8::from(hits[i].is_some()); // rule (a): +1 for a found shingle
                     let by = a.saturating_add(bonus[i]);
@@ -797,13 +818,20 @@ mod tests {
 
     #[test]
     fn lucky_bonus_rules_b_c_d() {
-        // doc 9, 10 selected shingles; a copied block from 4 at 2..=7 (b = 6 → +⌊√4⌋ = 2).
+        // doc 9, 10 selected shingles at starts 0..=9 of 10 shingles; a copied block from 4
+        // at 2..=7 (b = 6 → +⌊√4⌋ = 2).
         let o = [9, 9, 4, 4, 4, 4, 4, 4, 9, 9];
-        let b = lucky_bonus(9, &o);
+        let all: Vec<usize> = (0..10).collect();
+        let b = lucky_bonus(9, &o, &all, 10);
         // (c) 0 and 9: +3; (d) 0 and 7: +1; (b) 2 and 7: +2.
         assert_eq!(b, vec![4, 0, 2, 0, 0, 0, 0, 3, 0, 3]);
         // A block of 3 gets +⌊√1⌋ = 1 at both ends; of 2: nothing.
-        assert_eq!(lucky_bonus(9, &[9, 4, 4, 4, 5, 5, 9, 9]), vec![4, 1, 0, 1, 0, 0, 0, 4]);
+        let s8: Vec<usize> = (0..8).collect();
+        assert_eq!(lucky_bonus(9, &[9, 4, 4, 4, 5, 5, 9, 9], &s8, 8), vec![4, 1, 0, 1, 0, 0, 0, 4]);
+        // (c) is for the document's first and last shingle: when the selection skipped them
+        // (first selected starts at 2, last at 40 of 50 shingles), no +3.
+        assert_eq!(lucky_bonus(9, &[9, 9, 9], &[2, 20, 40], 50), vec![1, 0, 0]);
+        assert_eq!(lucky_bonus(9, &[9, 9, 9], &[0, 20, 49], 50), vec![4, 0, 3]);
     }
 
     fn hit(origin: u32, offset: u8, prev: u8, next: u8) -> Option<Hit> {
