@@ -301,6 +301,8 @@ struct Run {
     records: u64,
     /// `PARTS + 1` record indices: partition p is records `offsets[p]..offsets[p + 1]`.
     offsets: Vec<u64>,
+    /// 0 for a spill; one more than its inputs' for a merged run (see `Counter::compact`).
+    level: u32,
 }
 
 /// What a counter did, for reports and tests.
@@ -491,7 +493,42 @@ impl<K: Key> Counter<K> {
         let (records, offsets) = write_run(&path, it)?;
         self.stats.runs_written += 1;
         self.stats.bytes_spilled += records * record_len::<K>() as u64;
-        self.runs.push(Run { path, records, offsets });
+        self.runs.push(Run { path, records, offsets, level: 0 });
+        self.compact()
+    }
+
+    /// Merge file runs into one new run file (of `level`), removing them.
+    fn merge_files(&mut self, group: Vec<Run>, level: u32) -> io::Result<Run> {
+        let buf = self.read_buffer();
+        let sources = group
+            .iter()
+            .map(|r| RunReader::<K>::open(r, buf).map(Source::File))
+            .collect::<io::Result<Vec<Source<K>>>>()?;
+        let path = self.new_run_path()?;
+        let (records, offsets) = write_run(&path, Merge::new(sources)?)?;
+        for r in &group {
+            let _ = std::fs::remove_file(&r.path);
+        }
+        self.stats.runs_written += 1;
+        self.stats.bytes_spilled += records * record_len::<K>() as u64;
+        Ok(Run { path, records, offsets, level })
+    }
+
+    /// Tiered merging while counting: `FAN_IN` runs of one level are merged into one run of
+    /// the next, so at most `FAN_IN − 1` runs per level stay on disk. Each run keeps its
+    /// partition offsets in memory (2 KiB), so without this a tiny budget (many small runs)
+    /// would hold more memory in run metadata than in records.
+    fn compact(&mut self) -> io::Result<()> {
+        while let Some(level) = self.runs.last().map(|r| r.level) {
+            if self.runs.iter().filter(|r| r.level == level).count() < FAN_IN {
+                break;
+            }
+            let (group, rest): (Vec<Run>, Vec<Run>) =
+                std::mem::take(&mut self.runs).into_iter().partition(|r| r.level == level);
+            self.runs = rest;
+            let merged = self.merge_files(group, level + 1)?;
+            self.runs.push(merged);
+        }
         Ok(())
     }
 
@@ -556,18 +593,9 @@ impl<K: Key> Counter<K> {
         while self.runs.len() + self.mem_runs.len() > FAN_IN {
             let n = self.runs.len().min(FAN_IN);
             let group: Vec<Run> = self.runs.drain(..n).collect();
-            let sources = group
-                .iter()
-                .map(|r| RunReader::<K>::open(r, buf).map(Source::File))
-                .collect::<io::Result<Vec<Source<K>>>>()?;
-            let path = self.new_run_path()?;
-            let (records, offsets) = write_run(&path, Merge::new(sources)?)?;
-            for r in &group {
-                let _ = std::fs::remove_file(&r.path);
-            }
-            self.stats.runs_written += 1;
-            self.stats.bytes_spilled += records * record_len::<K>() as u64;
-            self.runs.push(Run { path, records, offsets });
+            let level = group.iter().map(|r| r.level).max().unwrap_or(0) + 1;
+            let merged = self.merge_files(group, level)?;
+            self.runs.push(merged);
         }
         let mut sources: Vec<Source<K>> = Vec::with_capacity(self.runs.len() + self.mem_runs.len());
         for r in &self.runs {
@@ -1078,6 +1106,22 @@ mod tests {
         let got: Vec<_> = c.finish_sampled().unwrap().map(|r| r.unwrap()).collect();
         let want: Vec<_> = want.into_iter().map(|(k, (n, s))| (k, n, s)).collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn tiny_budget_keeps_few_runs_on_disk() {
+        // 16-record spills: 12,500 runs written in all, but merged by level as they come, so
+        // few stay on disk (each keeps 2 KiB of partition offsets in memory).
+        let mut c: Counter<u64> = Counter::new(0, tmp());
+        for i in 0..200_000u64 {
+            c.add(fmix64(i % 50_000)).unwrap();
+        }
+        assert!(c.stats().runs_written > 12_500, "{:?}", c.stats());
+        assert!(c.runs.len() < 3 * FAN_IN, "{} runs on disk", c.runs.len());
+        let got: Vec<(u64, u64)> = c.finish().unwrap().map(|r| r.unwrap()).collect();
+        assert_eq!(got.len(), 50_000);
+        assert!(got.iter().all(|&(_, n)| n == 4));
+        assert!(got.windows(2).all(|w| w[0].0 < w[1].0));
     }
 
     #[test]
