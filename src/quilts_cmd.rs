@@ -529,9 +529,10 @@ pub fn analyze(a: &QuiltsArgs) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
             if !v.quilted {
                 continue;
             }
+            // Sample patches: word spans of d re-read from its blocks (no per-word strings).
             let (kept, _) = filter.keep(&url, &blocks);
-            let w: Vec<String> = kept.iter().flat_map(|b| words(b).map(|w| w.into_owned())).collect();
-            let wh: Vec<u64> = w.iter().map(|x| hash64(x.as_bytes())).collect();
+            let all_words = || kept.iter().flat_map(|b| words(b));
+            let wh: Vec<u64> = all_words().map(|x| hash64(x.as_bytes())).collect();
             let order = quilts::grams_in_order(&wh, p.k);
             let sources = v
                 .sources
@@ -539,12 +540,16 @@ pub fn analyze(a: &QuiltsArgs) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
                 .enumerate()
                 .map(|(i, s)| {
                     let sample = (i < a.samples).then(|| {
-                        let set: HashSet<u64> = s.grams.iter().copied().collect();
-                        let spans = quilts::patch_spans(&order, p.k, &|g| set.contains(&g));
+                        let mut covered = s.grams.clone();
+                        covered.sort_unstable();
+                        let spans = quilts::patch_spans(&order, p.k, &|g| covered.binary_search(&g).is_ok());
                         spans
                             .iter()
                             .max_by_key(|(a, b)| b - a)
-                            .map(|&(s, e)| shorten(&w[s..e.min(w.len())].join(" "), 200))
+                            .map(|&(s, e)| {
+                                let span: Vec<_> = all_words().skip(s).take(e.min(wh.len()) - s).collect();
+                                shorten(&span.join(" "), 200)
+                            })
                             .unwrap_or_default()
                     });
                     (s.doc, s.grams.len(), sample)
