@@ -21,7 +21,8 @@
 //!   [`analyze`]. The output is the same for every `--memory`.
 //! - **Foreign** (`--foreign`, Najork §3): sources must be on another registrable domain
 //!   (public suffix list; IP hosts and single labels are their own domain): a source document
-//!   is allowed when none of its URLs' domains is one of the quilted document's.
+//!   is allowed when none of its URLs' domains is one of the quilted document's (domains are
+//!   compared by 64-bit hash in the sorted streams).
 //!
 //! JSON Lines, one quilted page a line, highest patchfrac first:
 //! `{"url", "replicas", "patchfrac", "grams", "patch_grams", "sources": [{"url",
