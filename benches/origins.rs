@@ -9,14 +9,17 @@
 //!   is ≳ 100 k slots; NHs+Lucky+BE, All+LRU+NB and NHs+LRU+BE scored against the exact run
 //!   (§3.2: DO, novel P/R, TF) over the last 10,000 documents with a dominant origin
 //!   (`ORIGINS_QUERIES`, §3.1) at 0.557 (= 1 % of the text), 0.7, 1, 5 and 20 % of the exact
-//!   table (`ORIGINS_PCTS`).
+//!   table (`ORIGINS_PCTS`); and NHs+LuckyAging+BE, ditto's own eviction (not the paper's:
+//!   Lucky with a halving every `AGING_PERIOD` insertions into a bucket; `ORIGINS_AGING=64,128`
+//!   runs other periods, `ORIGINS_MODES=NHs+LuckyAging+BE,…` only the named modes).
 //!   `ORIGINS_POPULAR=0.5`: half of the copies take an earlier copy's source (popular
 //!   documents copied again). Figures in BENCHMARKS.md (issue 9, Origins).
 
 use std::time::Instant;
 
 use detector::origins::{
-    Estimation, Eviction, OriginConfig, OriginDetector, PageOrigins, Selection, ENTRY_BYTES, K,
+    BucketTable, Estimation, Eviction, OriginConfig, OriginDetector, PageOrigins, Selection, AGING_PERIOD,
+    ENTRY_BYTES, K,
 };
 
 fn texts() -> Vec<String> {
@@ -398,11 +401,26 @@ fn paper_scale() {
     drop(exact);
     drop(exact_det);
 
-    let modes = [
-        ("NHs+Lucky+BE", Selection::Nhs, Eviction::Lucky, Estimation::Be),
-        ("All+LRU+NB", Selection::All, Eviction::Lru, Estimation::Nb),
-        ("NHs+LRU+BE", Selection::Nhs, Eviction::Lru, Estimation::Be),
+    // ORIGINS_AGING: the LuckyAging periods to run (ditto's own policy; default AGING_PERIOD);
+    // ORIGINS_MODES: the mode names to run (default all).
+    let periods: Vec<u16> = std::env::var("ORIGINS_AGING")
+        .ok()
+        .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_else(|| vec![AGING_PERIOD]);
+    let mut modes: Vec<(String, Selection, Eviction, Estimation, u16)> = vec![
+        ("NHs+Lucky+BE".into(), Selection::Nhs, Eviction::Lucky, Estimation::Be, AGING_PERIOD),
+        ("All+LRU+NB".into(), Selection::All, Eviction::Lru, Estimation::Nb, AGING_PERIOD),
+        ("NHs+LRU+BE".into(), Selection::Nhs, Eviction::Lru, Estimation::Be, AGING_PERIOD),
     ];
+    for &a in &periods {
+        let name =
+            if a == AGING_PERIOD { "NHs+LuckyAging+BE".to_string() } else { format!("NHs+LuckyAging{a}+BE") };
+        modes.push((name, Selection::Nhs, Eviction::LuckyAging, Estimation::Be, a));
+    }
+    if let Ok(only) = std::env::var("ORIGINS_MODES") {
+        let only: Vec<&str> = only.split(',').collect();
+        modes.retain(|m| only.contains(&m.0.as_str()));
+    }
     println!(
         "| mode | table (% of exact) | bytes | slots | % of text | DO | novel P | novel R | TF | copied sel. shingles \
          right / missed / other | entries' median age (docs) | pages/s |"
@@ -413,9 +431,11 @@ fn paper_scale() {
         .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_else(|| vec![0.557, 0.7, 1.0, 5.0, 20.0]);
     for &pct in &pcts {
-        for (mode, selection, eviction, estimation) in modes {
+        for (mode, selection, eviction, estimation, period) in modes.iter().cloned() {
             let cfg = OriginConfig { selection, eviction, estimation, ..Default::default() };
-            let mut det = OriginDetector::new(cfg, (exact_bytes as f64 * pct / 100.0) as u64);
+            let table = BucketTable::with_memory((exact_bytes as f64 * pct / 100.0) as u64, eviction)
+                .with_aging_period(period);
+            let mut det = OriginDetector::with_table(cfg, table);
             let mut got = Vec::with_capacity(query.len());
             let mut qi = 0;
             let t = Instant::now();
@@ -447,11 +467,12 @@ fn paper_scale() {
                 s.other as f64 / n,
                 texts.len() as f64 / secs,
             );
-            if eviction == Eviction::Lucky {
+            if eviction.scored() {
                 let (halvings, hist) = det.lucky_stats();
                 eprintln!(
-                    "    {mode} {pct} %: ssr {:.3}, {halvings} halvings (rule e), {} evictions; scores 0/1/2/3/4/≥5: {} {} {} {} {} {}",
+                    "    {mode} {pct} %: ssr {:.3}, {halvings} halvings (rule e), {} aging halvings, {} evictions; scores 0/1/2/3/4/≥5: {} {} {} {} {} {}",
                     det.selected_total as f64 / det.shingles_total as f64,
+                    det.aging_halvings(),
                     det.evictions(),
                     hist[0],
                     hist[1],

@@ -45,8 +45,13 @@ pub enum SelectionArg {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EvictionArg {
+    /// The paper's Lucky eviction (§2.2, rules a–e).
     Lucky,
+    /// The paper's baseline: least recently used.
     Lru,
+    /// ditto's own policy, not the paper's: Lucky's scores, halved every 128 insertions into a
+    /// bucket (aging).
+    LuckyAging,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -116,6 +121,7 @@ impl OriginsArgs {
             eviction: match self.eviction {
                 EvictionArg::Lucky => Eviction::Lucky,
                 EvictionArg::Lru => Eviction::Lru,
+                EvictionArg::LuckyAging => Eviction::LuckyAging,
             },
             estimation: match self.estimation {
                 EstimationArg::Be => Estimation::Be,
