@@ -143,7 +143,8 @@ impl Detector {
         };
         let cleaned = stages::clean(filtered, &CleanOptions { extract_links: self.cfg.links });
         let links = cleaned.doc.links.clone();
-        let fp = stages::fingerprint(cleaned, &self.loaded.normalization);
+        let need = stages::DigestNeed::of(&self.loaded.matcher);
+        let fp = stages::fingerprint(cleaned, &self.loaded.normalization, &need);
         let w = stages::match_stage(fp, &self.loaded.matcher);
         let r = &w.record;
         let sources = r

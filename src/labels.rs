@@ -152,6 +152,10 @@ impl ChunkLookup for Lookup {
     fn lookup_many(&self, hashes: &[Sha1Digest], out: &mut Vec<Option<u32>>) {
         self.0.lookup_many(hashes, out)
     }
+
+    fn min_member_bytes(&self) -> usize {
+        self.0.min_member_bytes()
+    }
 }
 
 /// Several stop lists as one.
@@ -159,6 +163,10 @@ struct Stops(Vec<Box<dyn StopList + Send + Sync>>);
 impl StopList for Stops {
     fn is_stop(&self, h: &Sha1Digest) -> bool {
         self.0.iter().any(|s| s.is_stop(h))
+    }
+
+    fn may_contain_text(&self, normalized: &[u8]) -> bool {
+        self.0.iter().any(|s| s.may_contain_text(normalized))
     }
 }
 
@@ -223,7 +231,8 @@ pub fn load_for_scan(
 pub fn add_store_stops(loaded: &mut Loaded, store: &Store) -> Result<usize> {
     let mut reviewed = StopChunks::new(loaded.normalization);
     for r in store.reviewed_stop_chunks() {
-        reviewed.add_digest(r?.0);
+        let (digest, chunk) = r?;
+        reviewed.add_text_with_digest(&chunk.text, digest);
     }
     let n = reviewed.len();
     if n > 0 {
@@ -237,6 +246,9 @@ struct WithReviewed(Arc<dyn StopList + Send + Sync>, StopChunks);
 impl StopList for WithReviewed {
     fn is_stop(&self, h: &Sha1Digest) -> bool {
         self.0.is_stop(h) || self.1.is_stop(h)
+    }
+    fn may_contain_text(&self, normalized: &[u8]) -> bool {
+        self.0.may_contain_text(normalized) || self.1.may_contain_text(normalized)
     }
 }
 

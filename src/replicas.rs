@@ -400,7 +400,11 @@ fn host_of(url: &str) -> String {
     url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_default()
 }
 
-/// Read every page of the store with its replica features.
+/// Read every page of the store with its replica features. A page's word-4-shingle set is
+/// the stored one (`w/`, written by earlier versions of the scan) or, when there is none,
+/// derived here from its stored text (`t/`) with the same words and hashes
+/// (`detector::shingles::shingle_set_of_blocks`): the scan computes only the SimHash and
+/// the text hash, so its per-page work stays small.
 pub fn load(store: &Store) -> Result<(Vec<PageInfo>, Vec<DocInput>)> {
     let mut pages = Vec::new();
     let mut docs = Vec::new();
@@ -410,7 +414,12 @@ pub fn load(store: &Store) -> Result<(Vec<PageInfo>, Vec<DocInput>)> {
             eprintln!("warning: {}: bad file hash {:?}, skipped", rec.url, rec.file_hash);
             continue;
         };
-        let shingles = store.shingles_of(&rec.url, &file_hash)?;
+        let mut shingles = store.shingles_of(&rec.url, &file_hash)?;
+        if shingles.is_empty() {
+            if let Some(blocks) = store.page_text(&rec.url, &file_hash)? {
+                shingles = detector::shingles::shingle_set_of_blocks(&blocks);
+            }
+        }
         pages.push(PageInfo {
             url: rec.url.clone(),
             file_hash,

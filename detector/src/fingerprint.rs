@@ -29,6 +29,11 @@ pub struct Fingerprints {
     /// empty paragraph (§3.4.2); we drop those before hashing and count them here, which is
     /// the same as removing them as stop chunks.
     pub empty_blocks: u32,
+    /// Non-empty chunks left without a SHA-1 because no lookup of the run could contain
+    /// them (too short for the label set, certainly not a stop chunk; see
+    /// [`crate::matching::ChunkLookup::min_member_bytes`]). They count in `|H(c_f)|` as
+    /// unlabeled chunks, exactly as their hashes would have.
+    pub unhashed: u32,
 }
 
 /// SHA-1 of arbitrary bytes.
@@ -53,7 +58,8 @@ pub fn fingerprint_with_file_hash<S: AsRef<str>>(
     blocks: &[S],
     norm: &Normalization,
 ) -> Fingerprints {
-    let mut fp = Fingerprints { file_hash, chunks: Vec::with_capacity(blocks.len()), empty_blocks: 0 };
+    let mut fp =
+        Fingerprints { file_hash, chunks: Vec::with_capacity(blocks.len()), empty_blocks: 0, unhashed: 0 };
     // The default normalization (whitespace collapsed and trimmed) takes the folded fast
     // path for ASCII chunks; others stream the ASCII bytes; non-ASCII chunks normalize in full.
     let folded = norm.collapse_whitespace && norm.trim;

@@ -170,13 +170,43 @@ pub fn fingerprint_with_features<S: AsRef<str>>(
     blocks: &[S],
     norm: &Normalization,
 ) -> (Fingerprints, ReplicaFeatures) {
+    fused_fingerprint(file_hash, blocks, norm, |_| true, true)
+}
+
+/// The scan's fingerprint stage: as [`fingerprint_with_features`], but
+/// - a chunk's SHA-1 is computed only when `needs_digest(normalized bytes)` says the match
+///   stage can use it ([`crate::matching::digest_needed`]); the other non-empty chunks are
+///   counted in [`Fingerprints::unhashed`] (only the fused path, whitespace collapsed and
+///   trimmed, skips; other normalizations hash every chunk);
+/// - the shingle set is left empty. It is needed only by `ditto replicas`, which derives it
+///   from the page's stored text ([`shingle_set_of_blocks`], the same words, so the same
+///   set); the SimHash (Khan & Ali: computed for every page, used live) and the text hash
+///   are computed here.
+pub fn fingerprint_for_scan<S: AsRef<str>>(
+    file_hash: Sha1Digest,
+    blocks: &[S],
+    norm: &Normalization,
+    needs_digest: impl Fn(&[u8]) -> bool,
+) -> (Fingerprints, ReplicaFeatures) {
+    fused_fingerprint(file_hash, blocks, norm, needs_digest, false)
+}
+
+fn fused_fingerprint<S: AsRef<str>>(
+    file_hash: Sha1Digest,
+    blocks: &[S],
+    norm: &Normalization,
+    needs_digest: impl Fn(&[u8]) -> bool,
+    with_shingles: bool,
+) -> (Fingerprints, ReplicaFeatures) {
     if !(norm.collapse_whitespace && norm.trim) {
-        return (
-            crate::fingerprint::fingerprint_with_file_hash(file_hash, blocks, norm),
-            replica_features(blocks, norm),
-        );
+        let mut features = replica_features(blocks, norm);
+        if !with_shingles {
+            features.shingles = Vec::new();
+        }
+        return (crate::fingerprint::fingerprint_with_file_hash(file_hash, blocks, norm), features);
     }
-    let mut fp = Fingerprints { file_hash, chunks: Vec::with_capacity(blocks.len()), empty_blocks: 0 };
+    let mut fp =
+        Fingerprints { file_hash, chunks: Vec::with_capacity(blocks.len()), empty_blocks: 0, unhashed: 0 };
     let mut text = Sha1::new();
     let mut text_empty = true;
     let mut scratch: Vec<u8> = Vec::new();
@@ -199,11 +229,87 @@ pub fn fingerprint_with_features<S: AsRef<str>>(
         }
         text.update(normalized);
         text_empty = false;
-        fp.chunks.push(ChunkFingerprint { hash: sha1(normalized), block: i as u32 });
+        if needs_digest(normalized) {
+            fp.chunks.push(ChunkFingerprint { hash: sha1(normalized), block: i as u32 });
+        } else {
+            fp.unhashed += 1;
+        }
     }
-    let (simhash, shingles) = word_features(blocks);
+    let (simhash, shingles) =
+        if with_shingles { word_features(blocks) } else { (simhash_of_blocks(blocks), Vec::new()) };
     let text_hash = (!text_empty).then(|| text.finalize().into());
     (fp, ReplicaFeatures { simhash, text_hash, shingles })
+}
+
+/// The page's word-[`SHINGLE_WORDS`]-shingle set from its cleaned blocks: equal to
+/// [`shingle_set`] of [`visible_text`] (and to [`replica_features`]' set).
+pub fn shingle_set_of_blocks<S: AsRef<str>>(blocks: &[S]) -> Vec<u32> {
+    word_features(blocks).1
+}
+
+/// Khan & Ali SimHash of the page's cleaned blocks: equal to
+/// [`crate::simhash::page_simhash`] of [`visible_text`], without the shingles.
+pub fn simhash_of_blocks<S: AsRef<str>>(blocks: &[S]) -> u64 {
+    let mut ones = BitCounts::default();
+    for b in blocks {
+        for_each_long_word(b.as_ref(), |h| ones.add(h));
+    }
+    ones.simhash()
+}
+
+/// Call `f(hash64(lower-cased word))` for every word of `text` of more than 3 chars (the
+/// SimHash features), in order: the calls [`for_each_word`] makes with `long` true. Words
+/// are delimited first and only long ones are hashed: short words ("the", "of", "a") are
+/// about half of all words and no feature.
+fn for_each_long_word(text: &str, mut f: impl FnMut(u64)) {
+    let bytes = text.as_bytes();
+    let n = bytes.len();
+    let mut i = 0;
+    while i < n {
+        let t = WORD_BYTE[bytes[i] as usize];
+        if t == 0 {
+            i += 1;
+            continue;
+        }
+        if t == 0xff {
+            let Some(c) = text.get(i..).and_then(|r| r.chars().next()) else { break };
+            i = if is_word_char(c) {
+                general_word(text, i, &mut |h, long| {
+                    if long {
+                        f(h)
+                    }
+                })
+            } else {
+                i + c.len_utf8()
+            };
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while i < n && WORD_BYTE[bytes[i] as usize].wrapping_sub(1) < 0xfe {
+            i += 1;
+        }
+        if i < n && bytes[i] >= 0x80 {
+            // The word may go on with non-ASCII word characters: redo it in full.
+            let continues = text.get(i..).and_then(|r| r.chars().next()).is_some_and(is_word_char);
+            if continues {
+                i = general_word(text, start, &mut |h, long| {
+                    if long {
+                        f(h)
+                    }
+                });
+                continue;
+            }
+        }
+        if i - start > 3 {
+            let mut h = FNV_OFFSET;
+            for &b in &bytes[start..i] {
+                h ^= WORD_BYTE[b as usize] as u64;
+                h = h.wrapping_mul(FNV_PRIME);
+            }
+            f(fmix64(h));
+        }
+    }
 }
 
 /// SimHash and shingle set from one pass over the words of all blocks: each word's hash
@@ -229,12 +335,7 @@ fn word_features<S: AsRef<str>>(blocks: &[S]) -> (u64, Vec<u32>) {
             }
         });
     }
-    let (ones, features) = ones.finish();
-    // V_i = ones_i − (n − ones_i) > 0  ⇔  2·ones_i > n (Charikar's bit rule, unit weights).
-    let simhash = ones
-        .iter()
-        .enumerate()
-        .fold(0u64, |acc, (i, &o)| if 2 * o > features { acc | (1 << i) } else { acc });
+    let simhash = ones.simhash();
     sort_dedup(&mut shingles);
     (simhash, shingles)
 }
@@ -335,6 +436,13 @@ impl BitCounts {
     fn finish(mut self) -> ([u32; 64], u32) {
         self.flush();
         (self.wide, self.total)
+    }
+
+    /// Charikar's bit rule with unit weights over the values added: bit i is set when
+    /// V_i = ones_i − (n − ones_i) > 0, i.e. 2·ones_i > n.
+    fn simhash(self) -> u64 {
+        let (ones, n) = self.finish();
+        ones.iter().enumerate().fold(0u64, |acc, (i, &o)| if 2 * o > n { acc | (1 << i) } else { acc })
     }
 }
 
@@ -604,6 +712,12 @@ mod tests {
                     replica_features(&blocks, norm),
                 );
                 assert_eq!(fused, separate, "{norm} {blocks:?}");
+                let scan = fingerprint_for_scan([7; 20], &blocks, norm, |_| true);
+                assert_eq!(scan.0, fused.0, "{norm} {blocks:?}");
+                assert_eq!((scan.1.simhash, scan.1.text_hash), (fused.1.simhash, fused.1.text_hash));
+                assert!(scan.1.shingles.is_empty());
+                assert_eq!(shingle_set_of_blocks(&blocks), fused.1.shingles, "{blocks:?}");
+                assert_eq!(simhash_of_blocks(&blocks), fused.1.simhash, "{blocks:?}");
             }
         }
         // Real pages.
@@ -616,6 +730,31 @@ mod tests {
             assert_eq!(fused.0, crate::fingerprint::fingerprint_with_file_hash([1; 20], &doc.blocks, &norm));
             assert_eq!(fused.1, replica_features(&doc.blocks, &norm));
         }
+    }
+
+    #[test]
+    fn fingerprint_skips_only_the_digests_it_is_told_to() {
+        let blocks = [
+            "  Short  cell ",
+            "",
+            "A paragraph long enough to be hashed, well past ten bytes.",
+            "tiny",
+            "Mid  sized!",
+        ];
+        let norm = Normalization::default();
+        let all = fingerprint_with_features([3; 20], &blocks, &norm);
+        let some = fingerprint_for_scan([3; 20], &blocks, &norm, |b| b.len() > 10);
+        // Normalized: "short cell" (10 bytes), "" (empty), the paragraph, "tiny", "mid sized!" (10).
+        assert_eq!(all.0.chunks.len(), 4);
+        assert_eq!(all.0.unhashed, 0);
+        assert_eq!(some.0.empty_blocks, 1);
+        assert_eq!(some.0.unhashed, 3);
+        assert_eq!(some.0.chunks, vec![all.0.chunks[1]]);
+        // The scan leaves the shingle set to `ditto replicas`; SimHash and text hash are the same.
+        assert_eq!((some.1.simhash, some.1.text_hash), (all.1.simhash, all.1.text_hash));
+        assert!(some.1.shingles.is_empty());
+        assert_eq!(shingle_set_of_blocks(&blocks), all.1.shingles);
+        assert_eq!(simhash_of_blocks(&blocks), all.1.simhash);
     }
 
     #[test]

@@ -113,7 +113,10 @@ impl LabelSetBuilder {
         Ok(true)
     }
 
-    /// Add an already computed digest (blind discovery, §3.2 step 3b, feeds these).
+    /// Add an already computed digest (blind discovery, §3.2 step 3b, feeds these). The
+    /// digest must be of a chunk whose normalized text is longer than `min_chars` chars,
+    /// as [`Self::add_text_block`] keeps them: scans skip hashing shorter chunks
+    /// (`LabelSet::min_member_bytes`). Hash lists of unknown lengths take `min_chars` 0.
     pub fn add_digest(&mut self, source: SourceId, digest: Sha1Digest) -> Result<()> {
         if source as usize >= self.sources.len() {
             return Err(Error::UnknownSource(source));

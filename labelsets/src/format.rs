@@ -307,6 +307,13 @@ impl LabelSet {
         self.norm
     }
     /// Distinct digests in the set.
+    /// Every chunk in the set has a normalized text of at least this many bytes of UTF-8:
+    /// more than the header's `min_chars` chars (`LabelSetBuilder` drops shorter ones; hash
+    /// lists from `ditto discover` and `labelset import` are written with `min_chars` 0).
+    pub fn min_member_bytes(&self) -> usize {
+        self.header().min_chars as usize + 1
+    }
+
     pub fn len(&self) -> usize {
         self.n
     }
@@ -501,6 +508,11 @@ impl ChunkLookup for LabelSet {
     }
     fn lookup_many(&self, hashes: &[Sha1Digest], out: &mut Vec<Option<SourceId>>) {
         LabelSet::lookup_many(self, hashes, out)
+    }
+    /// Chunks are kept only when their normalized text has more than `min_chars` chars
+    /// (`LabelSetBuilder::add_text_block`), and a char is at least one byte of UTF-8.
+    fn min_member_bytes(&self) -> usize {
+        self.min_member_bytes()
     }
 }
 

@@ -32,6 +32,61 @@ pub struct StopChunks {
     filter: BlockedBloom,
     filter_keys: u64,
     sets: Vec<LabelSet>,
+    /// [`text_key`]s of the normalized text of every text-list entry, so that a chunk can
+    /// be ruled out before its SHA-1 is computed ([`StopList::may_contain_text`]).
+    text_keys: TextKeys,
+    /// Some digest came without its text ([`Self::add_digest`]): the text keys no longer
+    /// cover the list, and every chunk may be a stop chunk.
+    opaque_digests: bool,
+}
+
+/// A set of 64-bit text keys: a 4096-bit filter on the top bits in front of a sorted
+/// vector (the lists hold ~100 to a few thousand entries).
+#[derive(Debug, Default)]
+struct TextKeys {
+    bits: Vec<u64>,
+    sorted: Vec<u64>,
+}
+
+impl TextKeys {
+    const BITS: u32 = 12;
+
+    fn insert(&mut self, key: u64) {
+        if self.bits.is_empty() {
+            self.bits = vec![0; 1 << (Self::BITS - 6)];
+        }
+        let top = (key >> (64 - Self::BITS)) as usize;
+        self.bits[top / 64] |= 1 << (top % 64);
+        if let Err(at) = self.sorted.binary_search(&key) {
+            self.sorted.insert(at, key);
+        }
+    }
+
+    #[inline]
+    fn contains(&self, key: u64) -> bool {
+        let top = (key >> (64 - Self::BITS)) as usize;
+        self.bits.get(top / 64).is_some_and(|w| w & (1 << (top % 64)) != 0)
+            && self.sorted.binary_search(&key).is_ok()
+    }
+}
+
+/// A fast 64-bit key of normalized chunk text, eight bytes at a time (not a fingerprint:
+/// only used to rule chunks out; the SHA-1 decides).
+#[inline]
+fn text_key(text: &[u8]) -> u64 {
+    const M: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = (text.len() as u64).wrapping_mul(M);
+    let mut words = text.chunks_exact(8);
+    for w in &mut words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        h = (h ^ u64::from_le_bytes(b)).wrapping_mul(M).rotate_left(31);
+    }
+    let rest = words.remainder();
+    let mut b = [0u8; 8];
+    b[..rest.len()].copy_from_slice(rest);
+    h = (h ^ u64::from_le_bytes(b)).wrapping_mul(M);
+    h ^ (h >> 29)
 }
 
 /// Smallest filter, in keys (the default list is ~100 chunks).
@@ -46,6 +101,8 @@ impl StopChunks {
             filter: BlockedBloom::with_capacity(MIN_FILTER_KEYS, BITS_PER_KEY, K),
             filter_keys: MIN_FILTER_KEYS,
             sets: Vec::new(),
+            text_keys: TextKeys::default(),
+            opaque_digests: false,
         }
     }
 
@@ -104,11 +161,32 @@ impl StopChunks {
 
     /// Add one raw chunk (normalized here).
     pub fn add_text(&mut self, raw: &str) {
-        self.add_digest(chunk_hash(&self.norm.apply(raw)));
+        let normalized = self.norm.apply(raw);
+        self.text_keys.insert(text_key(normalized.as_bytes()));
+        self.insert_digest(chunk_hash(&normalized));
     }
 
-    /// Add a digest.
+    /// Add a chunk known by its digest and the raw text it was taken from (reviewed stop
+    /// chunks): as [`Self::add_text`] when the text normalizes to that digest, otherwise
+    /// as [`Self::add_digest`].
+    pub fn add_text_with_digest(&mut self, raw: &str, d: Sha1Digest) {
+        let normalized = self.norm.apply(raw);
+        if chunk_hash(&normalized) == d {
+            self.text_keys.insert(text_key(normalized.as_bytes()));
+            self.insert_digest(d);
+        } else {
+            self.add_digest(d);
+        }
+    }
+
+    /// Add a digest whose text is unknown (e.g. reviewed stop chunks). From then on
+    /// [`StopList::may_contain_text`] rules out no chunk: every chunk gets its SHA-1.
     pub fn add_digest(&mut self, d: Sha1Digest) {
+        self.opaque_digests = true;
+        self.insert_digest(d);
+    }
+
+    fn insert_digest(&mut self, d: Sha1Digest) {
         if !self.set.insert(d) {
             return;
         }
@@ -156,6 +234,12 @@ impl StopList for StopChunks {
         (self.filter.may_contain(hash) && self.set.contains(hash))
             || self.sets.iter().any(|s| s.lookup(hash).is_some())
     }
+
+    fn may_contain_text(&self, normalized: &[u8]) -> bool {
+        self.opaque_digests
+            || self.text_keys.contains(text_key(normalized))
+            || self.sets.iter().any(|s| normalized.len() >= s.min_member_bytes())
+    }
 }
 
 #[cfg(test)]
@@ -176,6 +260,32 @@ mod tests {
         let raw = StopChunks::default_list(Normalization::NONE);
         assert!(raw.is_stop(&chunk_hash(" ")));
         assert!(raw.is_stop(&chunk_hash("")));
+    }
+
+    #[test]
+    fn text_precheck_never_rules_out_a_stop_chunk() {
+        let n = Normalization::default();
+        let s = StopChunks::default_list(n);
+        let mut listed = 0;
+        for line in DEFAULT_LIST.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+            let raw = match line.trim() {
+                "<empty>" => "",
+                "<space>" => " ",
+                _ => line,
+            };
+            let normalized = n.apply(raw);
+            assert!(s.may_contain_text(normalized.as_bytes()), "{raw:?} ruled out");
+            listed += 1;
+        }
+        assert!(listed >= 40, "{listed}");
+        // Most other short texts are ruled out; all long ones are (no .dls attached).
+        let ruled_out = (0..1000).filter(|i| !s.may_contain_text(format!("cell {i}").as_bytes())).count();
+        assert!(ruled_out > 900, "{ruled_out}");
+        assert!(!s.may_contain_text("a paragraph that is not in the list at all".as_bytes()));
+        // A digest without text turns the pre-check off.
+        let mut opaque = StopChunks::default_list(n);
+        opaque.add_digest(detector::fingerprint::sha1(b"x"));
+        assert!(opaque.may_contain_text(b"cell 1"));
     }
 
     #[test]

@@ -182,8 +182,9 @@ where
         Some(stages::clean(p, &clean_opts))
     }));
     let norm = cfg.normalization;
+    let need = stages::DigestNeed::of(&matcher);
     workers.extend(pool::spawn_pool(m_fp.clone(), threads, cln_rx, fp_tx, move |p| {
-        Some(stages::fingerprint(p, &norm))
+        Some(stages::fingerprint(p, &norm, &need))
     }));
     let matcher = Arc::new(matcher);
     workers.extend(pool::spawn_pool(m_match.clone(), threads, fp_rx, m_tx, move |p| {

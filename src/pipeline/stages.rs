@@ -129,13 +129,48 @@ pub fn clean(p: FilteredPage, opts: &CleanOptions) -> CleanedPage {
 }
 
 /// Fingerprint stage (§3.1 steps 1–2): normalized chunk SHA-1s; the body is dropped. Also
-/// the page's Khan & Ali SimHash, visible-text SHA-1 and word-4-shingle set
-/// (`detector::shingles::replica_features`), each block normalized once for both
-/// (`detector::shingles::fingerprint_with_features`).
-pub fn fingerprint(mut p: CleanedPage, norm: &Normalization) -> FingerprintedPage {
-    let (fp, replica) = detector::shingles::fingerprint_with_features(p.file_hash, &p.doc.blocks, norm);
+/// the page's Khan & Ali SimHash and visible-text SHA-1, each block normalized once for both
+/// (`detector::shingles::fingerprint_for_scan`). The word-4-shingle set is not computed
+/// here: `ditto replicas` derives it from the stored text (`replicas::load`).
+///
+/// A chunk's SHA-1 is computed only when the match stage can use it ([`DigestNeed`]).
+pub fn fingerprint(mut p: CleanedPage, norm: &Normalization, need: &DigestNeed) -> FingerprintedPage {
+    let (mut fp, replica) = digest_skip_fingerprint(&p.doc.blocks, norm, need);
+    fp.file_hash = p.file_hash;
     p.page.body = Vec::new();
     FingerprintedPage { page: p.page, ticket: p.ticket, doc: p.doc, fp, replica }
+}
+
+/// Which chunk SHA-1s the match stage can use: those of chunks long enough to be in the
+/// label set or that may be stop chunks (`detector::matching::digest_needed`). Built from
+/// the [`Matcher`] the match stage gets.
+#[derive(Clone)]
+pub struct DigestNeed {
+    labels_min_bytes: usize,
+    stops: Arc<dyn StopList + Send + Sync>,
+}
+
+impl DigestNeed {
+    pub fn of(m: &Matcher) -> Self {
+        DigestNeed { labels_min_bytes: m.chunks.min_member_bytes(), stops: m.stops.clone() }
+    }
+
+    /// Every chunk gets its SHA-1.
+    pub fn every_chunk() -> Self {
+        DigestNeed { labels_min_bytes: 0, stops: Arc::new(detector::matching::NoStops) }
+    }
+}
+
+/// The fingerprint stage's work on a page's blocks alone (benchmarks): the usable chunk
+/// SHA-1s, SimHash and text hash, as [`fingerprint`] computes them.
+pub fn digest_skip_fingerprint(
+    blocks: &[String],
+    norm: &Normalization,
+    need: &DigestNeed,
+) -> (detector::Fingerprints, detector::shingles::ReplicaFeatures) {
+    detector::shingles::fingerprint_for_scan([0; 20], blocks, norm, |normalized| {
+        detector::matching::digest_needed(need.labels_min_bytes, need.stops.as_ref(), normalized)
+    })
 }
 
 /// What the match stage needs: the label sets and the stop list.

@@ -116,8 +116,9 @@ pub struct PageRecord {
     /// the page has no text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_hash: Option<String>,
-    /// Distinct word 4-shingles of the page; the set itself is kept under `w/` (see
-    /// [`Store::shingles_of`]).
+    /// Distinct word 4-shingles of the page when the set is kept under `w/` (see
+    /// [`Store::shingles_of`]); 0 when it is not: scans leave the set to `ditto replicas`,
+    /// which derives it from the stored text (`t/`).
     #[serde(default)]
     pub shingles: u32,
     /// URL of an earlier page of the same scan or crawl whose SimHash is within k (default 3)
@@ -155,7 +156,8 @@ pub struct PageWrite {
     /// Crawl only: links found on the page, queued in the same batch when not seen before.
     pub links: Vec<FrontierEntry>,
     /// The page's word-4-shingle set (sorted, distinct 32-bit hashes,
-    /// `detector::shingles::shingle_set`), stored under `w/` with the record.
+    /// `detector::shingles::shingle_set`), stored under `w/` with the record when not
+    /// empty. Scans leave it empty (the set follows from the stored text).
     pub shingles: Vec<u32>,
     /// The page's cleaned text blocks, stored under `t/` when given.
     pub text: Option<Vec<String>>,
