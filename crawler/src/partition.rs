@@ -355,6 +355,7 @@ pub struct ExchangeCounters {
     pub messages_received: AtomicU64,
     /// Received links new to this partition's frontier.
     pub links_queued: AtomicU64,
+    /// Failed send attempts (each is retried until it succeeds; no link is dropped).
     pub send_errors: AtomicU64,
 }
 
@@ -401,6 +402,11 @@ pub struct PartitionRouter {
     state: Mutex<LocalState>,
     pub counters: ExchangeCounters,
 }
+
+/// First wait after a failed send ([`PartitionRouter::route`]).
+const SEND_BACKOFF_START: Duration = Duration::from_millis(50);
+/// Longest wait between two attempts of one send.
+const SEND_BACKOFF_MAX: Duration = Duration::from_secs(5);
 
 impl PartitionRouter {
     pub fn new(partition: Partition, exchange: Arc<dyn LinkExchange>, grace: Duration) -> PartitionRouter {
@@ -450,7 +456,8 @@ impl PartitionRouter {
     }
 
     /// Keep the entries this partition owns; send the others to their owners now. A send
-    /// that fails after retries is reported on stderr and counted (`send_errors`).
+    /// that fails is retried until it succeeds ([`Self::send_until_sent`]); each failed
+    /// attempt is counted (`send_errors`).
     pub fn route(&self, entries: Vec<FrontierEntry>) -> Vec<FrontierEntry> {
         if self.partition.count <= 1 {
             return entries;
@@ -481,35 +488,48 @@ impl PartitionRouter {
             if batch.is_empty() {
                 continue;
             }
-            let mut last = None;
-            for attempt in 0..3 {
-                match self.exchange.send(p as u32, &batch) {
-                    Ok(()) => {
-                        last = None;
-                        break;
+            self.send_until_sent(p as u32, &batch);
+            self.counters.messages_sent.fetch_add(1, Relaxed);
+            self.counters.links_sent.fetch_add(batch.len() as u64, Relaxed);
+        }
+        own
+    }
+
+    /// Send one message, retrying a failed send with backoff (`SEND_BACKOFF_START` doubling
+    /// to `SEND_BACKOFF_MAX`) until it goes through: the page whose links these are is
+    /// committed only after `route` returns, so giving up would lose them. Waiting holds the
+    /// match worker, which holds the crawl (back-pressure) — as the Redis exchange waits
+    /// out an outage. One line is logged when sending starts failing and one when it
+    /// recovers; a second Ctrl-C exits during the wait (the page is then refetched on
+    /// resume and its links sent again).
+    fn send_until_sent(&self, to: u32, batch: &[FrontierEntry]) {
+        let mut backoff = SEND_BACKOFF_START;
+        let mut failures = 0u64;
+        loop {
+            match self.exchange.send(to, batch) {
+                Ok(()) => {
+                    if failures > 0 {
+                        eprintln!(
+                            "partition exchange: {} links for partition {to} sent after {failures} failed attempts",
+                            batch.len()
+                        );
                     }
-                    Err(e) => {
-                        last = Some(e);
-                        std::thread::sleep(Duration::from_millis(50 << attempt));
-                    }
+                    return;
                 }
-            }
-            match last {
-                None => {
-                    self.counters.messages_sent.fetch_add(1, Relaxed);
-                    self.counters.links_sent.fetch_add(batch.len() as u64, Relaxed);
-                }
-                Some(e) => {
+                Err(e) => {
                     self.counters.send_errors.fetch_add(1, Relaxed);
-                    let mut cache = self.sent_cache.lock().unwrap_or_else(|e| e.into_inner());
-                    for l in &batch {
-                        cache.remove(&url_fingerprint(&l.url));
+                    if failures == 0 {
+                        eprintln!(
+                            "partition exchange: sending {} links to partition {to} failed ({e}); retrying until it succeeds",
+                            batch.len()
+                        );
                     }
-                    eprintln!("error: {} links for partition {p} could not be sent: {e}", batch.len());
+                    failures += 1;
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(SEND_BACKOFF_MAX);
                 }
             }
         }
-        own
     }
 
     /// Read the inbox, queue the links in `store` (those already seen are dropped), then
@@ -648,6 +668,65 @@ mod tests {
         assert_eq!(r1.poll(&store).unwrap(), 0);
         assert_eq!(r1.exchange.pending(1).unwrap(), 0);
         assert_eq!(store.frontier_counts().unwrap(), (2, 0));
+    }
+
+    /// An exchange whose first `fail` sends fail (fault injection), then a file exchange.
+    struct FlakyExchange {
+        inner: FileExchange,
+        fail: AtomicU64,
+    }
+
+    impl LinkExchange for FlakyExchange {
+        fn partitions(&self) -> u32 {
+            self.inner.partitions()
+        }
+        fn send(&self, to: u32, entries: &[FrontierEntry]) -> Result<(), ExchangeError> {
+            if self.fail.load(Relaxed) > 0 {
+                self.fail.fetch_sub(1, Relaxed);
+                return Err(ExchangeError::Io {
+                    what: "injected".into(),
+                    source: std::io::Error::other("disk full"),
+                });
+            }
+            self.inner.send(to, entries)
+        }
+        fn receive(&self, max: usize) -> Result<Vec<Delivery>, ExchangeError> {
+            self.inner.receive(max)
+        }
+        fn ack(&self, d: &Delivery) -> Result<(), ExchangeError> {
+            self.inner.ack(d)
+        }
+        fn publish(&self, state: &PartitionState) -> Result<(), ExchangeError> {
+            self.inner.publish(state)
+        }
+        fn states(&self) -> Result<Vec<Option<PartitionState>>, ExchangeError> {
+            self.inner.states()
+        }
+        fn pending(&self, p: u32) -> Result<u64, ExchangeError> {
+            self.inner.pending(p)
+        }
+    }
+
+    #[test]
+    fn a_failing_send_is_retried_until_the_links_are_sent() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (p0, p1) = (Partition { index: 0, count: 2 }, Partition { index: 1, count: 2 });
+        let flaky =
+            FlakyExchange { inner: FileExchange::open(tmp.path(), p0).unwrap(), fail: AtomicU64::new(4) };
+        let r0 = PartitionRouter::new(p0, Arc::new(flaky), Duration::from_millis(10));
+        let urls: Vec<String> = (0..40).map(|i| format!("http://host{i}.example/")).collect();
+        let theirs: Vec<&String> = urls.iter().filter(|u| p1.owns_url(u)).collect();
+        assert!(!theirs.is_empty());
+        let own = r0.route(urls.iter().map(|u| entry(u)).collect());
+        assert_eq!(own.len() + theirs.len(), urls.len());
+        assert_eq!(r0.counters.send_errors.load(Relaxed), 4);
+        assert_eq!(r0.counters.links_sent.load(Relaxed), theirs.len() as u64);
+        // Everything arrived at partition 1, once.
+        let x1 = FileExchange::open(tmp.path(), p1).unwrap();
+        let got: Vec<String> =
+            x1.receive(100).unwrap().into_iter().flat_map(|d| d.entries.into_iter().map(|e| e.url)).collect();
+        assert_eq!(got.len(), theirs.len());
+        assert!(theirs.iter().all(|u| got.contains(u)));
     }
 
     #[test]
