@@ -252,64 +252,13 @@ pub fn shingle_set_of_blocks<S: AsRef<str>>(blocks: &[S]) -> Vec<u32> {
 pub fn simhash_of_blocks<S: AsRef<str>>(blocks: &[S]) -> u64 {
     let mut ones = BitCounts::default();
     for b in blocks {
-        for_each_long_word(b.as_ref(), |h| ones.add(h));
+        for_each_word(b.as_ref(), |h, long| {
+            if long {
+                ones.add(h);
+            }
+        });
     }
     ones.simhash()
-}
-
-/// Call `f(hash64(lower-cased word))` for every word of `text` of more than 3 chars (the
-/// SimHash features), in order: the calls [`for_each_word`] makes with `long` true. Words
-/// are delimited first and only long ones are hashed: short words ("the", "of", "a") are
-/// about half of all words and no feature.
-fn for_each_long_word(text: &str, mut f: impl FnMut(u64)) {
-    let bytes = text.as_bytes();
-    let n = bytes.len();
-    let mut i = 0;
-    while i < n {
-        let t = WORD_BYTE[bytes[i] as usize];
-        if t == 0 {
-            i += 1;
-            continue;
-        }
-        if t == 0xff {
-            let Some(c) = text.get(i..).and_then(|r| r.chars().next()) else { break };
-            i = if is_word_char(c) {
-                general_word(text, i, &mut |h, long| {
-                    if long {
-                        f(h)
-                    }
-                })
-            } else {
-                i + c.len_utf8()
-            };
-            continue;
-        }
-        let start = i;
-        i += 1;
-        while i < n && WORD_BYTE[bytes[i] as usize].wrapping_sub(1) < 0xfe {
-            i += 1;
-        }
-        if i < n && bytes[i] >= 0x80 {
-            // The word may go on with non-ASCII word characters: redo it in full.
-            let continues = text.get(i..).and_then(|r| r.chars().next()).is_some_and(is_word_char);
-            if continues {
-                i = general_word(text, start, &mut |h, long| {
-                    if long {
-                        f(h)
-                    }
-                });
-                continue;
-            }
-        }
-        if i - start > 3 {
-            let mut h = FNV_OFFSET;
-            for &b in &bytes[start..i] {
-                h ^= WORD_BYTE[b as usize] as u64;
-                h = h.wrapping_mul(FNV_PRIME);
-            }
-            f(fmix64(h));
-        }
-    }
 }
 
 /// SimHash and shingle set from one pass over the words of all blocks: each word's hash
