@@ -15,7 +15,7 @@
 //! | `p/` | URL `\0` file SHA-1 (20 bytes) | [`PageRecord`] as JSON |
 //! | `n/` | neighborhood URL prefix | [`NeighborhoodAccumulator`] (32 bytes LE) |
 //! | `t/` | URL `\0` file SHA-1 (as `p/`) | the page's cleaned text blocks, JSON array, deflated |
-//! | `w/` | URL `\0` file SHA-1 (20 bytes) | the page's shingle set: sorted distinct `u32` LE, 4 bytes per shingle |
+//! | `w/` | URL `\0` file SHA-1 (20 bytes) | the page's shingle set: sorted distinct `u32` LE, 4 bytes per shingle (optional since format 2: scans no longer write it) |
 //! | `o/` | arrival number (u64 BE) | live origins row of `ditto scan/crawl --origins` (JSON) |
 //! | `l/` | neighborhood URL prefix | review label (see [`labels`]) |
 //! | `x/` | chunk SHA-1 (20 bytes) | reviewed stop chunk (see [`labels`]) |
@@ -39,7 +39,17 @@ pub mod labels;
 pub use frontier::{url_fingerprint, AddOutcome, CompactSeenSet, FrontierEntry};
 
 /// The store format this code writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// History (a newer version is a superset of the older ones that this code still reads):
+/// - 1: every page with visible text has its shingle set under `w/`.
+/// - 2 (2026-11-23): `w/` is optional — scans leave the shingle set to `ditto replicas`,
+///   which derives it from the page's text (`t/`). A version-1 store is read as it is and
+///   marked 2 when opened, so an older ditto, which would take the missing `w/` rows for
+///   empty sets, refuses it with a clear error instead.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// Older format versions this code opens (and marks [`FORMAT_VERSION`]).
+const UPGRADABLE_VERSIONS: [u32; 1] = [1];
 
 const META: &[u8] = b"m/";
 const PAGE: &[u8] = b"p/";
@@ -230,6 +240,11 @@ impl Store {
                 Ok(())
             }
             Some(v) if v.as_ref() == FORMAT_VERSION.to_string().as_bytes() => Ok(()),
+            Some(v) if UPGRADABLE_VERSIONS.iter().any(|old| v.as_ref() == old.to_string().as_bytes()) => {
+                self.tree.insert(key, FORMAT_VERSION.to_string().as_bytes())?;
+                self.tree.flush()?;
+                Ok(())
+            }
             Some(v) => Err(StoreError::Version { found: String::from_utf8_lossy(&v).into_owned() }),
         }
     }
@@ -649,6 +664,15 @@ mod tests {
         store.bind_label_set(&id).unwrap();
         let other = LabelSetIdentity { entries: 4, ..id };
         assert!(matches!(store.bind_label_set(&other), Err(StoreError::LabelSetMismatch(_))));
+        // A version-1 store opens and is marked with this version.
+        store.tree.insert(meta_key("format_version"), &b"1"[..]).unwrap();
+        drop(store);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.totals().unwrap().pages, 1);
+        assert_eq!(
+            store.tree.get(meta_key("format_version")).unwrap().unwrap().as_ref(),
+            FORMAT_VERSION.to_string().as_bytes()
+        );
         store.tree.insert(meta_key("format_version"), &b"99"[..]).unwrap();
         drop(store);
         assert!(matches!(Store::open(&path), Err(StoreError::Version { .. })));
