@@ -18,8 +18,8 @@
 use std::time::Instant;
 
 use detector::origins::{
-    BucketTable, Estimation, Eviction, OriginConfig, OriginDetector, PageOrigins, Selection, AGING_PERIOD,
-    ENTRY_BYTES, K,
+    score_against_exact, BucketTable, Estimation, Eviction, OriginConfig, OriginDetector, PageOrigins,
+    Selection, AGING_PERIOD, ENTRY_BYTES, K,
 };
 
 fn texts() -> Vec<String> {
@@ -265,55 +265,6 @@ fn blog_stream(prefix: Vec<String>, n_articles: usize, p: BlogParams) -> Vec<Str
     texts
 }
 
-/// The §3.2 scores of `got` against the exact run over the query documents.
-#[derive(Debug, Default)]
-struct Score {
-    dominant: f64,
-    novel_p: f64,
-    novel_r: f64,
-    tf: f64,
-    /// Selected shingles copied per the exact run: given the exact origin / the document
-    /// itself (missed) / another document (e.g. an intermediate copy).
-    right: u64,
-    missed: u64,
-    other: u64,
-}
-
-fn score(exact: &[PageOrigins], got: &[PageOrigins]) -> Score {
-    let (mut dom, mut dom_ok) = (0u64, 0u64);
-    let (mut tp, mut pred, mut truth, mut agree, mut tokens) = (0u64, 0u64, 0u64, 0u64, 0u64);
-    let mut s = Score::default();
-    for (e, g) in exact.iter().zip(got) {
-        if let Some(d) = e.dominant {
-            dom += 1;
-            dom_ok += u64::from(g.dominant == Some(d));
-        }
-        for (a, b) in e.fresh.iter().zip(&g.fresh) {
-            tp += u64::from(*a && *b);
-            pred += u64::from(*b);
-            truth += u64::from(*a);
-            agree += u64::from(a == b);
-            tokens += 1;
-        }
-        // Exact selects every shingle: its origins are indexed by shingle position.
-        for (&pos, &o) in g.selected.iter().zip(&g.origins) {
-            let eo = e.origins[pos];
-            if eo != e.doc {
-                match o {
-                    o if o == eo => s.right += 1,
-                    o if o == g.doc => s.missed += 1,
-                    _ => s.other += 1,
-                }
-            }
-        }
-    }
-    s.dominant = dom_ok as f64 / dom.max(1) as f64;
-    s.novel_p = tp as f64 / pred.max(1) as f64;
-    s.novel_r = tp as f64 / truth.max(1) as f64;
-    s.tf = agree as f64 / tokens.max(1) as f64;
-    s
-}
-
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
@@ -447,8 +398,8 @@ fn paper_scale() {
                 }
             }
             let secs = t.elapsed().as_secs_f64();
-            let s = score(&exact_q, &got);
-            let n = (s.right + s.missed + s.other).max(1) as f64;
+            let s = score_against_exact(&exact_q, &got);
+            let n = (s.copied_right + s.copied_missed + s.copied_other).max(1) as f64;
             let last = texts.len() as u32 - 1;
             let mut ages: Vec<u32> = det.entries().map(|e| last - e.origin).collect();
             ages.sort_unstable();
@@ -458,13 +409,13 @@ fn paper_scale() {
                 det.memory_bytes(),
                 det.memory_bytes() / ENTRY_BYTES as u64,
                 100.0 * det.memory_bytes() as f64 / text_bytes as f64,
-                s.dominant,
-                s.novel_p,
-                s.novel_r,
-                s.tf,
-                s.right as f64 / n,
-                s.missed as f64 / n,
-                s.other as f64 / n,
+                s.dominant_accuracy,
+                s.novel_precision,
+                s.novel_recall,
+                s.token_freshness,
+                s.copied_right as f64 / n,
+                s.copied_missed as f64 / n,
+                s.copied_other as f64 / n,
                 texts.len() as f64 / secs,
             );
             if eviction.scored() {

@@ -12,7 +12,8 @@ use std::fs;
 
 use common::*;
 use detector::origins::{
-    Estimation, Eviction, OriginConfig, OriginDetector, PageOrigins, Selection, ENTRY_BYTES, K,
+    score_against_exact, Estimation, Eviction, OriginConfig, OriginDetector, OriginScores as Score,
+    PageOrigins, Selection, ENTRY_BYTES, K,
 };
 
 struct Lcg(u64);
@@ -144,36 +145,9 @@ fn run(det: &mut OriginDetector, texts: &[String]) -> Vec<PageOrigins> {
     texts.iter().enumerate().map(|(i, t)| det.process(i as u32, t)).collect()
 }
 
-#[derive(Debug)]
-struct Score {
-    dominant_accuracy: f64,
-    novel_precision: f64,
-    novel_recall: f64,
-    token_freshness: f64,
-}
-
+/// §3.2's scores of `got` against the exact run over the query documents `query`.
 fn score(exact: &[PageOrigins], got: &[PageOrigins], query: std::ops::Range<usize>) -> Score {
-    let (mut dom, mut dom_ok) = (0, 0);
-    let (mut tp, mut pred, mut truth, mut agree, mut tokens) = (0u64, 0u64, 0u64, 0u64, 0u64);
-    for (e, g) in exact[query.clone()].iter().zip(&got[query]) {
-        if let Some(d) = e.dominant {
-            dom += 1;
-            dom_ok += u32::from(g.dominant == Some(d));
-        }
-        for (a, b) in e.fresh.iter().zip(&g.fresh) {
-            tp += u64::from(*a && *b);
-            pred += u64::from(*b);
-            truth += u64::from(*a);
-            agree += u64::from(a == b);
-            tokens += 1;
-        }
-    }
-    Score {
-        dominant_accuracy: dom_ok as f64 / dom.max(1) as f64,
-        novel_precision: tp as f64 / pred.max(1) as f64,
-        novel_recall: tp as f64 / truth.max(1) as f64,
-        token_freshness: agree as f64 / tokens.max(1) as f64,
-    }
+    score_against_exact(&exact[query.clone()], &got[query])
 }
 
 type Group<'a> = (&'a str, std::ops::Range<usize>);
