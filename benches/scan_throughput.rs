@@ -248,7 +248,7 @@ fn tokenizer_vs_scan(name: &str, pages: &[Page], m: &Matcher, norm: &Normalizati
         black_box(detector::fingerprint::fingerprint_with_file_hash([0; 20], &d.blocks, norm));
     });
     let as_scan = best_of(&|d| {
-        black_box(stages::digest_skip_fingerprint(&d.blocks, norm, &need));
+        black_box(detector::shingles::fingerprint_for_scan([0; 20], &d.blocks, norm, |n| need.needs(n)));
     });
     let with_shingles = best_of(&|d| {
         black_box(detector::shingles::fingerprint_with_features([0; 20], &d.blocks, norm));

@@ -98,13 +98,16 @@ pub fn visible_text<S: AsRef<str>>(blocks: &[S]) -> String {
 /// differs but whose text is the same); `None` when the text is empty.
 pub fn text_hash<S: AsRef<str>>(blocks: &[S], norm: &Normalization) -> Option<Sha1Digest> {
     let text = visible_text(blocks);
+    // ASCII text is streamed into SHA-1 when `norm` trims (the streamed form trims only
+    // then; this hash always trims after normalizing).
+    if norm.trim {
+        if let Some(h) = crate::fingerprint::normalized_sha1_ascii(norm, &text) {
+            return h;
+        }
+    }
     let n = norm.apply(&text);
     let n = n.trim();
-    if n.is_empty() {
-        None
-    } else {
-        Some(sha1(n.as_bytes()))
-    }
+    (!n.is_empty()).then(|| sha1(n.as_bytes()))
 }
 
 /// The page's word-k-shingle set as sorted, distinct 32-bit hashes (empty when the text has
@@ -141,18 +144,7 @@ pub struct ReplicaFeatures {
 /// never inside a word because the join adds a space.
 pub fn replica_features<S: AsRef<str>>(blocks: &[S], norm: &Normalization) -> ReplicaFeatures {
     let (simhash, shingles) = word_features(blocks);
-    let text = visible_text(blocks);
-    // The text hash trims after normalizing; the streamed form trims only when `norm` does.
-    let streamed = if norm.trim { crate::fingerprint::normalized_sha1_ascii(norm, &text) } else { None };
-    let text_hash = match streamed {
-        Some(h) => h,
-        None => {
-            let n = norm.apply(&text);
-            let n = n.trim();
-            (!n.is_empty()).then(|| sha1(n.as_bytes()))
-        }
-    };
-    ReplicaFeatures { simhash, text_hash, shingles }
+    ReplicaFeatures { simhash, text_hash: text_hash(blocks, norm), shingles }
 }
 
 /// The fingerprint stage's whole per-page work: the chunk fingerprints
@@ -198,11 +190,17 @@ fn fused_fingerprint<S: AsRef<str>>(
     needs_digest: impl Fn(&[u8]) -> bool,
     with_shingles: bool,
 ) -> (Fingerprints, ReplicaFeatures) {
-    if !(norm.collapse_whitespace && norm.trim) {
-        let mut features = replica_features(blocks, norm);
-        if !with_shingles {
-            features.shingles = Vec::new();
+    // SimHash always; the shingle set only when asked for (not computed and dropped).
+    let word_features_for = |blocks: &[S]| {
+        if with_shingles {
+            word_features(blocks)
+        } else {
+            (simhash_of_blocks(blocks), Vec::new())
         }
+    };
+    if !(norm.collapse_whitespace && norm.trim) {
+        let (simhash, shingles) = word_features_for(blocks);
+        let features = ReplicaFeatures { simhash, text_hash: text_hash(blocks, norm), shingles };
         return (crate::fingerprint::fingerprint_with_file_hash(file_hash, blocks, norm), features);
     }
     let mut fp =
@@ -235,8 +233,7 @@ fn fused_fingerprint<S: AsRef<str>>(
             fp.unhashed += 1;
         }
     }
-    let (simhash, shingles) =
-        if with_shingles { word_features(blocks) } else { (simhash_of_blocks(blocks), Vec::new()) };
+    let (simhash, shingles) = word_features_for(blocks);
     let text_hash = (!text_empty).then(|| text.finalize().into());
     (fp, ReplicaFeatures { simhash, text_hash, shingles })
 }
@@ -567,9 +564,12 @@ mod tests {
     fn fused_features_equal_the_composed_definitions() {
         let composed = |blocks: &[&str], norm: &Normalization| {
             let text = visible_text(blocks);
+            // The text hash by its definition (not `text_hash`, which streams ASCII text).
+            let normalized = norm.apply(&text);
+            let normalized = normalized.trim();
             ReplicaFeatures {
                 simhash: crate::simhash::page_simhash(&text),
-                text_hash: text_hash(blocks, norm),
+                text_hash: (!normalized.is_empty()).then(|| sha1(normalized.as_bytes())),
                 shingles: shingle_set(&text, SHINGLE_WORDS),
             }
         };

@@ -306,7 +306,6 @@ impl LabelSet {
     pub fn normalization(&self) -> Normalization {
         self.norm
     }
-    /// Distinct digests in the set.
     /// Every chunk in the set has a normalized text of at least this many bytes of UTF-8:
     /// more than the header's `min_chars` chars (`LabelSetBuilder` drops shorter ones; hash
     /// lists from `ditto discover` and `labelset import` are written with `min_chars` 0).
@@ -314,6 +313,7 @@ impl LabelSet {
         self.header().min_chars as usize + 1
     }
 
+    /// Distinct digests in the set.
     pub fn len(&self) -> usize {
         self.n
     }

@@ -162,8 +162,13 @@ impl StopChunks {
     /// Add one raw chunk (normalized here).
     pub fn add_text(&mut self, raw: &str) {
         let normalized = self.norm.apply(raw);
+        self.add_known_text(&normalized, chunk_hash(&normalized));
+    }
+
+    /// A chunk whose normalized text (and so its [`text_key`]) is known.
+    fn add_known_text(&mut self, normalized: &str, d: Sha1Digest) {
         self.text_keys.insert(text_key(normalized.as_bytes()));
-        self.insert_digest(chunk_hash(&normalized));
+        self.insert_digest(d);
     }
 
     /// Add a chunk known by its digest and the raw text it was taken from (reviewed stop
@@ -172,8 +177,7 @@ impl StopChunks {
     pub fn add_text_with_digest(&mut self, raw: &str, d: Sha1Digest) {
         let normalized = self.norm.apply(raw);
         if chunk_hash(&normalized) == d {
-            self.text_keys.insert(text_key(normalized.as_bytes()));
-            self.insert_digest(d);
+            self.add_known_text(&normalized, d);
         } else {
             self.add_digest(d);
         }

@@ -135,8 +135,8 @@ pub fn clean(p: FilteredPage, opts: &CleanOptions) -> CleanedPage {
 ///
 /// A chunk's SHA-1 is computed only when the match stage can use it ([`DigestNeed`]).
 pub fn fingerprint(mut p: CleanedPage, norm: &Normalization, need: &DigestNeed) -> FingerprintedPage {
-    let (mut fp, replica) = digest_skip_fingerprint(&p.doc.blocks, norm, need);
-    fp.file_hash = p.file_hash;
+    let (fp, replica) =
+        detector::shingles::fingerprint_for_scan(p.file_hash, &p.doc.blocks, norm, |n| need.needs(n));
     p.page.body = Vec::new();
     FingerprintedPage { page: p.page, ticket: p.ticket, doc: p.doc, fp, replica }
 }
@@ -159,18 +159,11 @@ impl DigestNeed {
     pub fn every_chunk() -> Self {
         DigestNeed { labels_min_bytes: 0, stops: Arc::new(detector::matching::NoStops) }
     }
-}
 
-/// The fingerprint stage's work on a page's blocks alone (benchmarks): the usable chunk
-/// SHA-1s, SimHash and text hash, as [`fingerprint`] computes them.
-pub fn digest_skip_fingerprint(
-    blocks: &[String],
-    norm: &Normalization,
-    need: &DigestNeed,
-) -> (detector::Fingerprints, detector::shingles::ReplicaFeatures) {
-    detector::shingles::fingerprint_for_scan([0; 20], blocks, norm, |normalized| {
-        detector::matching::digest_needed(need.labels_min_bytes, need.stops.as_ref(), normalized)
-    })
+    /// Whether the chunk whose normalized text is `normalized` needs its SHA-1.
+    pub fn needs(&self, normalized: &[u8]) -> bool {
+        detector::matching::digest_needed(self.labels_min_bytes, self.stops.as_ref(), normalized)
+    }
 }
 
 /// What the match stage needs: the label sets and the stop list.
