@@ -93,3 +93,43 @@ fn skipping_unusable_chunk_digests_changes_no_record() {
         assert_eq!(a, s, "{}", a.url);
     }
 }
+
+/// The fingerprint stage's fast paths (ASCII folding, the common-symbol path, the cached
+/// long-word SimHash scan, the streamed text hash) against the definitions written plainly:
+/// `Normalization::apply` then SHA-1 per chunk, Khan & Ali's `page_simhash` of the visible
+/// text, SHA-1 of the normalized visible text. On real pages, where a fifth of the Debian
+/// blocks carry `&nbsp;`, curly quotes or arrows.
+#[test]
+fn fast_fingerprint_paths_equal_the_definitions_on_real_pages() {
+    use detector::fingerprint::sha1;
+    use detector::shingles::{fingerprint_for_scan, visible_text};
+    let norm = Normalization::default();
+    let (mut blocks_seen, mut non_ascii_blocks) = (0usize, 0usize);
+    for p in pages() {
+        let doc =
+            detector::clean(&p.body, p.content_type.as_deref(), None, &CleanOptions { extract_links: false });
+        let (fp, features) = fingerprint_for_scan([0; 20], &doc.blocks, &norm, |_| true);
+        let want: Vec<(u32, [u8; 20])> = doc
+            .blocks
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| {
+                let n = norm.apply(b);
+                (!n.is_empty()).then(|| (i as u32, sha1(n.as_bytes())))
+            })
+            .collect();
+        let got: Vec<(u32, [u8; 20])> = fp.chunks.iter().map(|c| (c.block, c.hash)).collect();
+        assert_eq!(got, want, "{}", p.url);
+        let text = visible_text(&doc.blocks);
+        assert_eq!(features.simhash, detector::simhash::page_simhash(&text), "{}", p.url);
+        let normalized = norm.apply(&text);
+        let text_hash = (!normalized.trim().is_empty()).then(|| sha1(normalized.trim().as_bytes()));
+        assert_eq!(features.text_hash, text_hash, "{}", p.url);
+        blocks_seen += doc.blocks.len();
+        non_ascii_blocks += doc.blocks.iter().filter(|b| !b.is_ascii()).count();
+    }
+    assert!(
+        blocks_seen > 30_000 && non_ascii_blocks > 5_000,
+        "{blocks_seen} blocks, {non_ascii_blocks} not ASCII"
+    );
+}

@@ -136,6 +136,31 @@ impl Normalization {
     }
 }
 
+/// Common non-ASCII symbols of web text that every normalization step leaves alone: each is
+/// its own NFKC form, composes with nothing, has no lower-case mapping, is not whitespace and
+/// is not a word character (tested). The fingerprint stage's fast paths use this list; any
+/// other non-ASCII character takes the general path.
+#[inline]
+pub(crate) fn is_stable_symbol(c: char) -> bool {
+    matches!(
+        c,
+        '\u{a7}' // §
+            | '\u{a9}' // ©
+            | '\u{ab}' // «
+            | '\u{b6}' // ¶
+            | '\u{bb}' // »
+            | '\u{200b}' // zero-width space
+            | '\u{2013}' // –
+            | '\u{2014}' // —
+            | '\u{2018}' // ‘
+            | '\u{2019}' // ’
+            | '\u{201c}' // “
+            | '\u{201d}' // ”
+            | '\u{2022}' // •
+            | '\u{2192}' // →
+    )
+}
+
 /// NFKC of `text`, or `None` when the quick check says it already is NFKC.
 ///
 /// Same result as `text.nfkc()`, faster on mostly-ASCII text: an ASCII character is a
@@ -291,6 +316,28 @@ impl FromStr for Normalization {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stable_symbols_are_left_alone_by_every_step() {
+        let all: Vec<char> =
+            (0x80u32..0x3000).filter_map(char::from_u32).filter(|&c| is_stable_symbol(c)).collect();
+        assert_eq!(all.len(), 14);
+        for c in all {
+            let s = c.to_string();
+            assert_eq!(s.nfkc().collect::<String>(), s, "{c:?} NFKC");
+            // Composes with nothing before or after it (checked against ASCII and itself).
+            for other in ["a", "e", " ", "\u{301}", s.as_str()] {
+                let pair = format!("{other}{s}");
+                assert_eq!(pair.nfkc().collect::<String>(), pair, "{other:?}{c:?}");
+            }
+            assert_eq!(c.to_lowercase().collect::<String>(), s, "{c:?} lower-case");
+            assert!(!c.is_whitespace(), "{c:?} whitespace");
+            assert!(!crate::shingles::is_word_char(c), "{c:?} word char");
+        }
+        // The no-break space is whitespace, and NFKC makes it a space.
+        assert!('\u{a0}'.is_whitespace());
+        assert_eq!("\u{a0}".nfkc().collect::<String>(), " ");
+    }
 
     #[test]
     fn default_folds_case_whitespace_and_compat_forms() {

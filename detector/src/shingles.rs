@@ -21,6 +21,8 @@
 //! |A|·|B| / 2^32 (0.02 expected collisions for two 10 000-shingle pages), which moves a
 //! Jaccard by less than 10^-5; in exchange a stored set costs 4 bytes per distinct shingle.
 
+mod long_words;
+
 use std::borrow::Cow;
 
 use sha1::{Digest, Sha1};
@@ -211,7 +213,12 @@ fn fused_fingerprint<S: AsRef<str>>(
     for (i, block) in blocks.iter().enumerate() {
         let block = block.as_ref();
         let applied;
-        let normalized: &[u8] = match crate::fingerprint::normalized_ascii_folded(norm, block, &mut scratch) {
+        let fast = if block.is_ascii() {
+            crate::fingerprint::normalized_ascii_folded(norm, block, &mut scratch)
+        } else {
+            crate::fingerprint::normalized_common_folded(norm, block, &mut scratch)
+        };
+        let normalized: &[u8] = match fast {
             Some(bytes) => bytes,
             None => {
                 applied = norm.apply(block);
@@ -246,15 +253,15 @@ pub fn shingle_set_of_blocks<S: AsRef<str>>(blocks: &[S]) -> Vec<u32> {
 
 /// Khan & Ali SimHash of the page's cleaned blocks: equal to
 /// [`crate::simhash::page_simhash`] of [`visible_text`], without the shingles.
+/// Only the words longer than 3 characters are hashed, through this thread's word-hash
+/// cache ([`long_words`]).
 pub fn simhash_of_blocks<S: AsRef<str>>(blocks: &[S]) -> u64 {
     let mut ones = BitCounts::default();
-    for b in blocks {
-        for_each_word(b.as_ref(), |h, long| {
-            if long {
-                ones.add(h);
-            }
-        });
-    }
+    long_words::with_cache(|cache| {
+        for b in blocks {
+            long_words::for_each_long_word(b.as_ref(), cache, |h| ones.add(h));
+        }
+    });
     ones.simhash()
 }
 
