@@ -161,6 +161,27 @@ pub(crate) fn is_stable_symbol(c: char) -> bool {
     )
 }
 
+/// For a non-ASCII, non-whitespace character that NFKC leaves alone whatever surrounds it
+/// (a starter, combining class 0, with NFKC quick check "yes": UAX #15 §9), what lower-casing
+/// makes of it as [`Normalization::apply`] would: itself when it has no lower-case mapping,
+/// its lower case when it is upper-case. `None` for every other character: those NFKC may
+/// change or compose, Σ (whose lower case depends on context), and letters such as
+/// titlecase `ǅ` that `apply` lower-cases only when the text has an upper-case letter.
+pub(crate) fn simple_char_lowercase(c: char) -> Option<std::char::ToLowercase> {
+    if c == '\u{3a3}'
+        || unicode_normalization::char::canonical_combining_class(c) != 0
+        || is_nfkc_quick(std::iter::once(c)) != IsNormalized::Yes
+    {
+        return None;
+    }
+    let lower = c.to_lowercase();
+    let unchanged = lower.len() == 1 && lower.clone().next() == Some(c);
+    if !unchanged && !c.is_uppercase() {
+        return None;
+    }
+    Some(lower)
+}
+
 /// NFKC of `text`, or `None` when the quick check says it already is NFKC.
 ///
 /// Same result as `text.nfkc()`, faster on mostly-ASCII text: an ASCII character is a
@@ -333,6 +354,11 @@ mod tests {
             assert_eq!(c.to_lowercase().collect::<String>(), s, "{c:?} lower-case");
             assert!(!c.is_whitespace(), "{c:?} whitespace");
             assert!(!crate::shingles::is_word_char(c), "{c:?} word char");
+        }
+        // Every whitespace character stays whitespace under NFKC (so it folds into its run).
+        for c in (0u32..0x11_0000).filter_map(char::from_u32).filter(|c| c.is_whitespace()) {
+            let n: String = c.to_string().nfkc().collect();
+            assert!(!n.is_empty() && n.chars().all(char::is_whitespace), "{c:?} → {n:?}");
         }
         // The no-break space is whitespace, and NFKC makes it a space.
         assert!('\u{a0}'.is_whitespace());
