@@ -247,59 +247,48 @@ pub(crate) fn normalized_common_folded<'a>(
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
-        let width = if b < 0x80 {
-            if matches!(b, b'\t'..=b'\r' | b' ') {
-                gap = true;
-                i += 1;
-                continue;
-            }
-            1
-        } else {
-            let c = text.get(i..).and_then(|r| r.chars().next())?;
-            if c == '\u{a0}' || (!crate::normalize::is_stable_symbol(c) && c.is_whitespace()) {
-                gap = true;
-                i += c.len_utf8();
-                continue;
-            }
-            if !crate::normalize::is_stable_symbol(c) {
-                // Any other starter that NFKC leaves alone, lower-cased as `apply` would.
-                let lower = crate::normalize::simple_char_lowercase(c)?;
-                if gap && !scratch.is_empty() {
-                    scratch.push(b' ');
-                }
-                gap = false;
-                let mut buf = [0u8; 4];
-                if norm.lowercase {
-                    for l in lower {
-                        scratch.extend_from_slice(l.encode_utf8(&mut buf).as_bytes());
-                    }
-                } else {
-                    scratch.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-                }
-                i += c.len_utf8();
-                continue;
-            }
-            c.len_utf8()
-        };
+        let c = if b < 0x80 { b as char } else { text.get(i..).and_then(|r| r.chars().next())? };
+        // For ASCII, `char::is_whitespace` is TAB, LF, VT, FF, CR and space.
+        if c.is_whitespace() {
+            gap = true;
+            i += c.len_utf8();
+            continue;
+        }
         if gap && !scratch.is_empty() {
             scratch.push(b' ');
         }
         gap = false;
-        // A run of ASCII non-whitespace bytes (or one symbol) is copied whole.
-        let end = if width == 1 {
-            bytes[i..]
+        if c.is_ascii() {
+            // A run of ASCII non-whitespace bytes is copied whole.
+            let end = bytes[i..]
                 .iter()
                 .position(|&c| c >= 0x80 || matches!(c, b'\t'..=b'\r' | b' '))
-                .map_or(bytes.len(), |p| i + p)
-        } else {
-            i + width
-        };
-        let start = scratch.len();
-        scratch.extend_from_slice(bytes.get(i..end)?);
-        if width == 1 && norm.lowercase {
-            scratch[start..].make_ascii_lowercase();
+                .map_or(bytes.len(), |p| i + p);
+            let start = scratch.len();
+            scratch.extend_from_slice(bytes.get(i..end)?);
+            if norm.lowercase {
+                scratch[start..].make_ascii_lowercase();
+            }
+            i = end;
+            continue;
         }
-        i = end;
+        // The common symbols skip the table lookups; any other character must be one NFKC
+        // leaves alone, lower-cased as `apply` would.
+        let lower = if crate::normalize::is_stable_symbol(c) {
+            None
+        } else {
+            Some(crate::normalize::simple_char_lowercase(c)?)
+        };
+        let mut buf = [0u8; 4];
+        match lower {
+            Some(lower) if norm.lowercase => {
+                for l in lower {
+                    scratch.extend_from_slice(l.encode_utf8(&mut buf).as_bytes());
+                }
+            }
+            _ => scratch.extend_from_slice(c.encode_utf8(&mut buf).as_bytes()),
+        }
+        i += c.len_utf8();
     }
     Some(&scratch[..])
 }
@@ -415,12 +404,7 @@ mod tests {
         for len in 0..200usize {
             for _ in 0..40 {
                 let text: String = (0..len)
-                    .map(|_| {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        alphabet[(x % alphabet.len() as u64) as usize] as char
-                    })
+                    .map(|_| alphabet[(xorshift(&mut x) % alphabet.len() as u64) as usize] as char)
                     .collect();
                 for norm in [
                     Normalization::default(),
@@ -434,6 +418,14 @@ mod tests {
             }
         }
         assert_eq!(normalized_ascii_folded(&Normalization::default(), "é", &mut scratch), None);
+    }
+
+    /// One xorshift64 step: the tests' random text.
+    fn xorshift(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
     }
 
     #[test]
@@ -468,18 +460,9 @@ mod tests {
         let mut scratch = Vec::new();
         let mut taken = 0;
         for _ in 0..60_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let len = (x % 14) as usize;
-            let text: String = (0..len)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    palette[(x % palette.len() as u64) as usize]
-                })
-                .collect();
+            let len = (xorshift(&mut x) % 14) as usize;
+            let text: String =
+                (0..len).map(|_| palette[(xorshift(&mut x) % palette.len() as u64) as usize]).collect();
             for norm in [
                 Normalization::default(),
                 Normalization { lowercase: false, ..Normalization::default() },

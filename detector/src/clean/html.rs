@@ -98,7 +98,7 @@ struct State {
     /// `cur` has a non-whitespace character.
     cur_has_text: bool,
     /// Open block elements, innermost last; only used to tag blocks.
-    stack: Vec<BlockId>,
+    stack: Vec<&'static str>,
     raw: Raw,
     template_depth: u32,
     in_head: bool,
@@ -128,168 +128,65 @@ impl TokenSink for Sink {
     }
 }
 
-/// A block-level element, as an index into [`BLOCK_NAMES`] (comparing small integers, not
-/// strings, on every tag).
-type BlockId = u8;
-
-/// The lower-case names of the block-level elements (those whose start or end tag ends the
-/// current block).
-const BLOCK_NAMES: [&str; 55] = [
-    "p",
-    "div",
-    "li",
-    "td",
-    "th",
-    "tr",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "ul",
-    "ol",
-    "dl",
-    "dd",
-    "dt",
-    "pre",
-    "blockquote",
-    "table",
-    "tbody",
-    "thead",
-    "tfoot",
-    "caption",
-    "section",
-    "article",
-    "header",
-    "footer",
-    "nav",
-    "aside",
-    "main",
-    "figure",
-    "figcaption",
-    "form",
-    "fieldset",
-    "legend",
-    "address",
-    "details",
-    "summary",
-    "dialog",
-    "hgroup",
-    "hr",
-    "center",
-    "menu",
-    "dir",
-    "listing",
-    "search",
-    "select",
-    "option",
-    "optgroup",
-    "frameset",
-    "body",
-    "html",
-    "xmp",
-    "plaintext",
-];
-
-/// The block-level elements that cannot contain themselves: a new one implicitly closes an
-/// open one.
-const SELF_CLOSING: [&str; 14] =
-    ["p", "li", "dd", "dt", "td", "th", "tr", "option", "h1", "h2", "h3", "h4", "h5", "h6"];
-
-const P: BlockId = block_id("p");
-const HR: BlockId = block_id("hr");
-const XMP: BlockId = block_id("xmp");
-const PLAINTEXT: BlockId = block_id("plaintext");
-
-/// `IS_SELF_CLOSING[id]` for the names in [`SELF_CLOSING`].
-const IS_SELF_CLOSING: [bool; BLOCK_NAMES.len()] = {
-    let mut t = [false; BLOCK_NAMES.len()];
-    let mut k = 0;
-    while k < SELF_CLOSING.len() {
-        t[block_id(SELF_CLOSING[k]) as usize] = true;
-        k += 1;
-    }
-    t
-};
-
-/// The id of a block name (at compile time; an unknown name fails the build).
-const fn block_id(name: &str) -> BlockId {
-    let mut i = 0;
-    while i < BLOCK_NAMES.len() {
-        let (a, b) = (BLOCK_NAMES[i].as_bytes(), name.as_bytes());
-        if a.len() == b.len() {
-            let mut j = 0;
-            while j < a.len() && a[j] == b[j] {
-                j += 1;
-            }
-            if j == a.len() {
-                return i as BlockId;
-            }
-        }
-        i += 1;
-    }
-    panic!("not a block name")
-}
-
-/// The block-level element `name` is, or `None` for inline and unknown elements.
-fn block_name(name: &LocalName) -> Option<BlockId> {
+/// The lower-case name of a block-level element (one whose start or end tag ends the
+/// current block), or `None` for inline and unknown elements.
+fn block_name(name: &LocalName) -> Option<&'static str> {
     Some(match *name {
-        local_name!("p") => 0,
-        local_name!("div") => 1,
-        local_name!("li") => 2,
-        local_name!("td") => 3,
-        local_name!("th") => 4,
-        local_name!("tr") => 5,
-        local_name!("h1") => 6,
-        local_name!("h2") => 7,
-        local_name!("h3") => 8,
-        local_name!("h4") => 9,
-        local_name!("h5") => 10,
-        local_name!("h6") => 11,
-        local_name!("ul") => 12,
-        local_name!("ol") => 13,
-        local_name!("dl") => 14,
-        local_name!("dd") => 15,
-        local_name!("dt") => 16,
-        local_name!("pre") => 17,
-        local_name!("blockquote") => 18,
-        local_name!("table") => 19,
-        local_name!("tbody") => 20,
-        local_name!("thead") => 21,
-        local_name!("tfoot") => 22,
-        local_name!("caption") => 23,
-        local_name!("section") => 24,
-        local_name!("article") => 25,
-        local_name!("header") => 26,
-        local_name!("footer") => 27,
-        local_name!("nav") => 28,
-        local_name!("aside") => 29,
-        local_name!("main") => 30,
-        local_name!("figure") => 31,
-        local_name!("figcaption") => 32,
-        local_name!("form") => 33,
-        local_name!("fieldset") => 34,
-        local_name!("legend") => 35,
-        local_name!("address") => 36,
-        local_name!("details") => 37,
-        local_name!("summary") => 38,
-        local_name!("dialog") => 39,
-        local_name!("hgroup") => 40,
-        local_name!("hr") => 41,
-        local_name!("center") => 42,
-        local_name!("menu") => 43,
-        local_name!("dir") => 44,
-        local_name!("listing") => 45,
-        local_name!("search") => 46,
-        local_name!("select") => 47,
-        local_name!("option") => 48,
-        local_name!("optgroup") => 49,
-        local_name!("frameset") => 50,
-        local_name!("body") => 51,
-        local_name!("html") => 52,
-        local_name!("xmp") => 53,
-        local_name!("plaintext") => 54,
+        local_name!("p") => "p",
+        local_name!("div") => "div",
+        local_name!("li") => "li",
+        local_name!("td") => "td",
+        local_name!("th") => "th",
+        local_name!("tr") => "tr",
+        local_name!("h1") => "h1",
+        local_name!("h2") => "h2",
+        local_name!("h3") => "h3",
+        local_name!("h4") => "h4",
+        local_name!("h5") => "h5",
+        local_name!("h6") => "h6",
+        local_name!("ul") => "ul",
+        local_name!("ol") => "ol",
+        local_name!("dl") => "dl",
+        local_name!("dd") => "dd",
+        local_name!("dt") => "dt",
+        local_name!("pre") => "pre",
+        local_name!("blockquote") => "blockquote",
+        local_name!("table") => "table",
+        local_name!("tbody") => "tbody",
+        local_name!("thead") => "thead",
+        local_name!("tfoot") => "tfoot",
+        local_name!("caption") => "caption",
+        local_name!("section") => "section",
+        local_name!("article") => "article",
+        local_name!("header") => "header",
+        local_name!("footer") => "footer",
+        local_name!("nav") => "nav",
+        local_name!("aside") => "aside",
+        local_name!("main") => "main",
+        local_name!("figure") => "figure",
+        local_name!("figcaption") => "figcaption",
+        local_name!("form") => "form",
+        local_name!("fieldset") => "fieldset",
+        local_name!("legend") => "legend",
+        local_name!("address") => "address",
+        local_name!("details") => "details",
+        local_name!("summary") => "summary",
+        local_name!("dialog") => "dialog",
+        local_name!("hgroup") => "hgroup",
+        local_name!("hr") => "hr",
+        local_name!("center") => "center",
+        local_name!("menu") => "menu",
+        local_name!("dir") => "dir",
+        local_name!("listing") => "listing",
+        local_name!("search") => "search",
+        local_name!("select") => "select",
+        local_name!("option") => "option",
+        local_name!("optgroup") => "optgroup",
+        local_name!("frameset") => "frameset",
+        local_name!("body") => "body",
+        local_name!("html") => "html",
+        local_name!("xmp") => "xmp",
+        local_name!("plaintext") => "plaintext",
         _ => return None,
     })
 }
@@ -315,18 +212,12 @@ fn is_head_element(name: &LocalName) -> bool {
     )
 }
 
-/// `t` has a character that is not whitespace (`char::is_whitespace`). Most pieces are
-/// ASCII and are decided on their first bytes; a non-ASCII byte sends the rest to `chars`.
-fn has_text(t: &str) -> bool {
-    for (i, b) in t.bytes().enumerate() {
-        if b >= 0x80 {
-            return !t.get(i..).unwrap_or_default().chars().all(char::is_whitespace);
-        }
-        if !matches!(b, b'\t'..=b'\r' | b' ') {
-            return true;
-        }
-    }
-    false
+/// Block elements that cannot contain themselves: a new one implicitly closes an open one.
+fn self_closing_block(name: &str) -> bool {
+    matches!(
+        name,
+        "p" | "li" | "dd" | "dt" | "td" | "th" | "tr" | "option" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6"
+    )
 }
 
 impl State {
@@ -364,7 +255,7 @@ impl State {
     }
 
     fn push_piece(&mut self, t: &str) {
-        if !self.cur_has_text && has_text(t) {
+        if !self.cur_has_text && !t.chars().all(char::is_whitespace) {
             self.cur_has_text = true;
         }
         self.cur.push_str(t);
@@ -376,7 +267,7 @@ impl State {
             if self.blocks.len() < MAX_BLOCKS {
                 // Copy to an exact-size string and reuse `cur`'s buffer for the next block.
                 self.blocks.push(self.cur.as_str().to_owned());
-                self.block_tags.push(self.stack.last().map_or("", |&id| BLOCK_NAMES[id as usize]));
+                self.block_tags.push(self.stack.last().copied().unwrap_or(""));
             } else {
                 self.truncated = true;
             }
@@ -416,7 +307,7 @@ impl State {
         };
         if let Some((kind, result)) = raw {
             if kind == Raw::Keep {
-                self.open_block(XMP);
+                self.open_block("xmp");
             }
             self.raw = kind;
             return result;
@@ -444,7 +335,7 @@ impl State {
             local_name!("template") => self.template_depth = self.template_depth.saturating_add(1),
             local_name!("plaintext") => {
                 // Everything after `<plaintext>` is literal text to EOF.
-                self.open_block(PLAINTEXT);
+                self.open_block("plaintext");
                 return TokenSinkResult::Plaintext;
             }
             ref name => {
@@ -460,7 +351,7 @@ impl State {
         if self.raw != Raw::None {
             // In a raw-text state the only end tag the tokenizer emits is the element's own.
             if self.raw == Raw::Keep {
-                self.close_block(XMP);
+                self.close_block("xmp");
             }
             self.raw = Raw::None;
             return;
@@ -482,27 +373,27 @@ impl State {
         }
     }
 
-    fn open_block(&mut self, id: BlockId) {
+    fn open_block(&mut self, name: &'static str) {
         self.flush();
         if let Some(&top) = self.stack.last() {
             // <p><p>, <li><li>, ...: the new element closes the open one; and any block
             // start closes an open <p> (HTML's "close a p element").
-            if (top == id && IS_SELF_CLOSING[id as usize]) || top == P {
+            if (top == name && self_closing_block(name)) || top == "p" {
                 self.stack.pop();
             }
         }
-        if id == HR {
+        if matches!(name, "hr") {
             return; // void: nothing to tag
         }
         if self.stack.len() < MAX_STACK {
-            self.stack.push(id);
+            self.stack.push(name);
         }
     }
 
-    fn close_block(&mut self, id: BlockId) {
+    fn close_block(&mut self, name: &'static str) {
         self.flush();
         // Pop up to the innermost open element of that name; a stray end tag pops nothing.
-        if let Some(i) = self.stack.iter().rposition(|&n| n == id) {
+        if let Some(i) = self.stack.iter().rposition(|&n| n == name) {
             self.stack.truncate(i);
         }
     }
