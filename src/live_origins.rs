@@ -40,7 +40,7 @@ const QUEUE: usize = 256;
 const ROWS_PER_BATCH: usize = 256;
 
 /// A page for the worker: arrival number, URL, fetch time, cleaned text blocks.
-type Job = (u64, String, i64, Vec<String>);
+type Job = (u64, String, i64, detector::TextBlocks);
 
 struct Inner {
     /// The detector, while no worker holds it.
@@ -62,7 +62,12 @@ pub struct LiveOrigins {
     inner: Mutex<Inner>,
 }
 
-fn row_json(stream: &mut OriginsStream, url: &str, fetch_time: i64, blocks: &[String]) -> Result<Vec<u8>> {
+fn row_json<B: detector::BlockList + ?Sized>(
+    stream: &mut OriginsStream,
+    url: &str,
+    fetch_time: i64,
+    blocks: &B,
+) -> Result<Vec<u8>> {
     let row = stream.page(url, fetch_time, blocks);
     serde_json::to_vec(&row).context("encoding a live origins row")
 }
@@ -134,13 +139,14 @@ impl LiveOrigins {
     /// A page reached the store writer: its row (query the table, then insert its shingles)
     /// is computed by the worker, or inline without one.
     pub fn observe(&self, w: &PageWrite) {
-        let blocks: &[String] = w.text.as_deref().unwrap_or(&[]);
+        let none = detector::TextBlocks::new();
+        let blocks = w.text.as_ref().unwrap_or(&none);
         let mut g = self.lock();
         let seq = g.next_seq;
         g.next_seq += 1;
         if let Some((tx, _)) = &g.worker {
             // A send fails only when the worker stopped on an error; finish() reports it.
-            let _ = tx.send((seq, w.record.url.clone(), w.record.fetch_time, blocks.to_vec()));
+            let _ = tx.send((seq, w.record.url.clone(), w.record.fetch_time, blocks.clone()));
             return;
         }
         let Inner { stream, pending, .. } = &mut *g;
@@ -185,8 +191,9 @@ mod tests {
     #[test]
     fn rows_get_arrival_numbers_and_name_earlier_pages() {
         let lo = LiveOrigins::new(1 << 20);
-        let text: Vec<String> = vec![(0..300).map(|i| format!("word{i}")).collect::<Vec<_>>().join(" ")];
-        let w = |url: &str, text: Vec<String>| PageWrite {
+        let text: detector::TextBlocks =
+            [(0..300).map(|i| format!("word{i}")).collect::<Vec<_>>().join(" ")].into_iter().collect();
+        let w = |url: &str, text: detector::TextBlocks| PageWrite {
             record: store::PageRecord {
                 url: url.into(),
                 fetch_time: 1,

@@ -188,7 +188,12 @@ impl OriginsStream {
     }
 
     /// The next page (cleaned text blocks, joined with one space) in arrival order.
-    pub fn page(&mut self, url: &str, fetch_time: i64, blocks: &[String]) -> PageOut {
+    pub fn page<B: detector::BlockList + ?Sized>(
+        &mut self,
+        url: &str,
+        fetch_time: i64,
+        blocks: &B,
+    ) -> PageOut {
         let text = visible_text(blocks);
         let r = self.det.process(self.urls.len().min(u32::MAX as usize) as u32, &text);
         self.urls.push(url.to_string());

@@ -27,6 +27,8 @@ mod tests;
 
 pub use html::{MAX_BLOCKS, MAX_BLOCK_BYTES, MAX_LINKS};
 
+pub use crate::blocks::{BlockList, TextBlocks};
+
 /// What kind of document the body is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DocKind {
@@ -52,8 +54,8 @@ impl Default for CleanOptions {
 #[derive(Debug, Clone, Default)]
 pub struct CleanedDoc {
     /// Paragraph-level text blocks in document order (not yet normalized, never all
-    /// whitespace).
-    pub blocks: Vec<String>,
+    /// whitespace), in one buffer.
+    pub blocks: TextBlocks,
     /// For each block, the innermost open block-level element when its text was collected
     /// (`"p"`, `"li"`, `"td"`, `"h2"`, `"div"`, `"body"`, ...); `""` for text outside any
     /// block element and for every block of a plain-text document.
@@ -215,14 +217,14 @@ pub fn clean(
 
 /// Plain text: paragraphs are runs of lines separated by blank (whitespace-only) lines;
 /// lines of a paragraph are joined with `\n` (CR LF and CR-less endings alike).
-fn text_blocks(text: &str) -> (Vec<String>, bool) {
-    let mut blocks = Vec::new();
+fn text_blocks(text: &str) -> (TextBlocks, bool) {
+    let mut blocks = TextBlocks::new();
     let mut truncated = false;
     let mut cur = String::new();
-    let mut flush = |cur: &mut String, blocks: &mut Vec<String>| {
+    let mut flush = |cur: &mut String, blocks: &mut TextBlocks| {
         if !cur.trim().is_empty() {
             if blocks.len() < MAX_BLOCKS {
-                blocks.push(cur.as_str().to_owned());
+                blocks.push(cur);
             } else {
                 truncated = true;
             }

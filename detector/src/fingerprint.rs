@@ -1,6 +1,7 @@
 //! Fingerprint stage: SHA-1 of the whole body (the file hash `H(f)`, §3.1 step 1) and of
 //! every normalized chunk (the chunk hash vector `H(c_f)`, §3.1 step 2; SHA-1 per §3.5).
 
+use crate::blocks::BlockList;
 use sha1::{Digest, Sha1};
 
 use crate::normalize::Normalization;
@@ -47,25 +48,28 @@ pub fn chunk_hash(normalized: &str) -> Sha1Digest {
 }
 
 /// Normalize and hash every block; hash the body.
-pub fn fingerprint<S: AsRef<str>>(body: &[u8], blocks: &[S], norm: &Normalization) -> Fingerprints {
+pub fn fingerprint<B: BlockList + ?Sized>(body: &[u8], blocks: &B, norm: &Normalization) -> Fingerprints {
     fingerprint_with_file_hash(sha1(body), blocks, norm)
 }
 
 /// As [`fingerprint`], with the file hash already computed (the pipeline hashes the body
 /// early to skip pages a store already has).
-pub fn fingerprint_with_file_hash<S: AsRef<str>>(
+pub fn fingerprint_with_file_hash<B: BlockList + ?Sized>(
     file_hash: Sha1Digest,
-    blocks: &[S],
+    blocks: &B,
     norm: &Normalization,
 ) -> Fingerprints {
-    let mut fp =
-        Fingerprints { file_hash, chunks: Vec::with_capacity(blocks.len()), empty_blocks: 0, unhashed: 0 };
+    let mut fp = Fingerprints {
+        file_hash,
+        chunks: Vec::with_capacity(blocks.block_count()),
+        empty_blocks: 0,
+        unhashed: 0,
+    };
     // The default normalization (whitespace collapsed and trimmed) takes the folded fast
     // path for ASCII chunks; others stream the ASCII bytes; non-ASCII chunks normalize in full.
     let folded = norm.collapse_whitespace && norm.trim;
     let mut scratch = Vec::new();
-    for (i, block) in blocks.iter().enumerate() {
-        let block = block.as_ref();
+    for (i, block) in blocks.blocks().enumerate() {
         let ascii = if folded {
             normalized_ascii_folded(norm, block, &mut scratch).map(|b| (!b.is_empty()).then(|| sha1(b)))
         } else {

@@ -19,6 +19,7 @@
 //! - [`quilts`]: quilted pages (Najork 2012): patch grams, patchfrac, greedy source cover.
 //! - [`origins`]: origin of text segments in fixed memory (Abdel-Hamid et al. 2009).
 
+pub mod blocks;
 pub mod clean;
 pub mod fingerprint;
 pub mod matching;
@@ -34,6 +35,7 @@ pub mod simhash;
 pub mod stats;
 pub mod traps;
 
+pub use blocks::{BlockList, TextBlocks};
 pub use clean::{clean, sniff_kind, CleanOptions, CleanedDoc, DocKind};
 pub use fingerprint::{fingerprint, ChunkFingerprint, Fingerprints, Sha1Digest};
 pub use matching::{match_page, ChunkLookup, ChunkMatch, PageVerdict, SourceId, StopList};

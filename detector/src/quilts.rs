@@ -29,6 +29,7 @@
 //! with anything else. [`find_quilts`] is the whole algorithm in memory, for small corpora
 //! and tests. No I/O here.
 
+use crate::blocks::BlockList;
 use std::collections::HashMap;
 
 use crate::shingles::{fmix64, hash64, words};
@@ -56,10 +57,10 @@ impl Default for QuiltParams {
 }
 
 /// 64-bit hashes of the words of `blocks` (see the module docs for the tokenization).
-pub fn word_hashes<S: AsRef<str>>(blocks: &[S]) -> Vec<u64> {
+pub fn word_hashes<B: BlockList + ?Sized>(blocks: &B) -> Vec<u64> {
     let mut out = Vec::new();
-    for b in blocks {
-        out.extend(words(b.as_ref()).map(|w| hash64(w.as_bytes())));
+    for b in blocks.blocks() {
+        out.extend(words(b).map(|w| hash64(w.as_bytes())));
     }
     out
 }

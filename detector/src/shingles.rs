@@ -23,6 +23,7 @@
 
 mod long_words;
 
+use crate::blocks::BlockList;
 use std::borrow::Cow;
 
 use sha1::{Digest, Sha1};
@@ -85,20 +86,20 @@ pub fn shingle_hash(word_hashes: &[u64]) -> u32 {
 }
 
 /// The visible text of a page: its blocks joined with one space.
-pub fn visible_text<S: AsRef<str>>(blocks: &[S]) -> String {
-    let mut out = String::with_capacity(blocks.iter().map(|b| b.as_ref().len() + 1).sum());
-    for b in blocks {
+pub fn visible_text<B: BlockList + ?Sized>(blocks: &B) -> String {
+    let mut out = String::with_capacity(blocks.text_bytes() + blocks.block_count());
+    for b in blocks.blocks() {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(b.as_ref());
+        out.push_str(b);
     }
     out
 }
 
 /// SHA-1 of the normalized visible text (exact replicas by content: pages whose markup
 /// differs but whose text is the same); `None` when the text is empty.
-pub fn text_hash<S: AsRef<str>>(blocks: &[S], norm: &Normalization) -> Option<Sha1Digest> {
+pub fn text_hash<B: BlockList + ?Sized>(blocks: &B, norm: &Normalization) -> Option<Sha1Digest> {
     let text = visible_text(blocks);
     // ASCII text is streamed into SHA-1 when `norm` trims (the streamed form trims only
     // then; this hash always trims after normalizing).
@@ -144,7 +145,7 @@ pub struct ReplicaFeatures {
 /// normalized text into SHA-1. The result equals composing [`crate::simhash::page_simhash`],
 /// [`text_hash`] and [`shingle_set`] over [`visible_text`] (tested): block boundaries are
 /// never inside a word because the join adds a space.
-pub fn replica_features<S: AsRef<str>>(blocks: &[S], norm: &Normalization) -> ReplicaFeatures {
+pub fn replica_features<B: BlockList + ?Sized>(blocks: &B, norm: &Normalization) -> ReplicaFeatures {
     let (simhash, shingles) = word_features(blocks);
     ReplicaFeatures { simhash, text_hash: text_hash(blocks, norm), shingles }
 }
@@ -159,9 +160,9 @@ pub fn replica_features<S: AsRef<str>>(blocks: &[S], norm: &Normalization) -> Re
 /// nothing, UAX #15), is not case-ignorable (so it ends the final-sigma context of
 /// lower-casing), and whitespace folding and trimming only act on whitespace runs, which the
 /// join merges. Other normalizations take the two separate functions (tested equal).
-pub fn fingerprint_with_features<S: AsRef<str>>(
+pub fn fingerprint_with_features<B: BlockList + ?Sized>(
     file_hash: Sha1Digest,
-    blocks: &[S],
+    blocks: &B,
     norm: &Normalization,
 ) -> (Fingerprints, ReplicaFeatures) {
     fused_fingerprint(file_hash, blocks, norm, |_| true, true)
@@ -176,24 +177,24 @@ pub fn fingerprint_with_features<S: AsRef<str>>(
 ///   from the page's stored text ([`shingle_set_of_blocks`], the same words, so the same
 ///   set); the SimHash (Khan & Ali: computed for every page, used live) and the text hash
 ///   are computed here.
-pub fn fingerprint_for_scan<S: AsRef<str>>(
+pub fn fingerprint_for_scan<B: BlockList + ?Sized>(
     file_hash: Sha1Digest,
-    blocks: &[S],
+    blocks: &B,
     norm: &Normalization,
     needs_digest: impl Fn(&[u8]) -> bool,
 ) -> (Fingerprints, ReplicaFeatures) {
     fused_fingerprint(file_hash, blocks, norm, needs_digest, false)
 }
 
-fn fused_fingerprint<S: AsRef<str>>(
+fn fused_fingerprint<B: BlockList + ?Sized>(
     file_hash: Sha1Digest,
-    blocks: &[S],
+    blocks: &B,
     norm: &Normalization,
     needs_digest: impl Fn(&[u8]) -> bool,
     with_shingles: bool,
 ) -> (Fingerprints, ReplicaFeatures) {
     // SimHash always; the shingle set only when asked for (not computed and dropped).
-    let word_features_for = |blocks: &[S]| {
+    let word_features_for = |blocks: &B| {
         if with_shingles {
             word_features(blocks)
         } else {
@@ -205,13 +206,16 @@ fn fused_fingerprint<S: AsRef<str>>(
         let features = ReplicaFeatures { simhash, text_hash: text_hash(blocks, norm), shingles };
         return (crate::fingerprint::fingerprint_with_file_hash(file_hash, blocks, norm), features);
     }
-    let mut fp =
-        Fingerprints { file_hash, chunks: Vec::with_capacity(blocks.len()), empty_blocks: 0, unhashed: 0 };
+    let mut fp = Fingerprints {
+        file_hash,
+        chunks: Vec::with_capacity(blocks.block_count()),
+        empty_blocks: 0,
+        unhashed: 0,
+    };
     let mut text = Sha1::new();
     let mut text_empty = true;
     let mut scratch: Vec<u8> = Vec::new();
-    for (i, block) in blocks.iter().enumerate() {
-        let block = block.as_ref();
+    for (i, block) in blocks.blocks().enumerate() {
         let applied;
         let fast = if block.is_ascii() {
             crate::fingerprint::normalized_ascii_folded(norm, block, &mut scratch)
@@ -247,7 +251,7 @@ fn fused_fingerprint<S: AsRef<str>>(
 
 /// The page's word-[`SHINGLE_WORDS`]-shingle set from its cleaned blocks: equal to
 /// [`shingle_set`] of [`visible_text`] (and to [`replica_features`]' set).
-pub fn shingle_set_of_blocks<S: AsRef<str>>(blocks: &[S]) -> Vec<u32> {
+pub fn shingle_set_of_blocks<B: BlockList + ?Sized>(blocks: &B) -> Vec<u32> {
     word_features(blocks).1
 }
 
@@ -255,11 +259,11 @@ pub fn shingle_set_of_blocks<S: AsRef<str>>(blocks: &[S]) -> Vec<u32> {
 /// [`crate::simhash::page_simhash`] of [`visible_text`], without the shingles.
 /// Only the words longer than 3 characters are hashed, through this thread's word-hash
 /// cache ([`long_words`]).
-pub fn simhash_of_blocks<S: AsRef<str>>(blocks: &[S]) -> u64 {
+pub fn simhash_of_blocks<B: BlockList + ?Sized>(blocks: &B) -> u64 {
     let mut ones = BitCounts::default();
     long_words::with_cache(|cache| {
-        for b in blocks {
-            long_words::for_each_long_word(b.as_ref(), cache, |h| ones.add(h));
+        for b in blocks.blocks() {
+            long_words::for_each_long_word(b, cache, |h| ones.add(h));
         }
     });
     ones.simhash()
@@ -268,16 +272,15 @@ pub fn simhash_of_blocks<S: AsRef<str>>(blocks: &[S]) -> u64 {
 /// SimHash and shingle set from one pass over the words of all blocks: each word's hash
 /// feeds the SimHash bit counts and, with the three words before it, one shingle hash (no
 /// vector of word hashes in between).
-fn word_features<S: AsRef<str>>(blocks: &[S]) -> (u64, Vec<u32>) {
+fn word_features<B: BlockList + ?Sized>(blocks: &B) -> (u64, Vec<u32>) {
     const _: () = assert!(SHINGLE_WORDS == 4);
     // About one word per six bytes of text; reserving avoids regrowing the vector.
-    let mut shingles: Vec<u32> =
-        Vec::with_capacity(blocks.iter().map(|b| b.as_ref().len()).sum::<usize>() / 5);
+    let mut shingles: Vec<u32> = Vec::with_capacity(blocks.text_bytes() / 5);
     let mut ones = BitCounts::default();
     let mut last = [0u64; SHINGLE_WORDS];
     let mut seen = 0usize;
-    for b in blocks {
-        for_each_word(b.as_ref(), |h, long| {
+    for b in blocks.blocks() {
+        for_each_word(b, |h, long| {
             if long {
                 ones.add(h);
             }
@@ -553,7 +556,7 @@ mod tests {
         assert_eq!(text_hash(&["Hello  world"], &n), text_hash(&["hello", "world"], &n));
         assert_ne!(text_hash(&["hello world"], &n), text_hash(&["hello there"], &n));
         assert_eq!(text_hash(&["   "], &n), None);
-        assert_eq!(text_hash::<&str>(&[], &n), None);
+        assert_eq!(text_hash::<[&str]>(&[], &n), None);
     }
 
     #[test]
@@ -601,7 +604,7 @@ mod tests {
         for e in std::fs::read_dir(dir).unwrap().take(40) {
             let body = std::fs::read(e.unwrap().path()).unwrap();
             let doc = crate::clean(&body, Some("text/html"), None, &crate::CleanOptions::default());
-            let blocks: Vec<&str> = doc.blocks.iter().map(String::as_str).collect();
+            let blocks: Vec<&str> = doc.blocks.iter().collect();
             assert_eq!(
                 replica_features(&blocks, &Normalization::default()),
                 composed(&blocks, &Normalization::default())

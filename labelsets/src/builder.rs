@@ -136,12 +136,16 @@ impl LabelSetBuilder {
     }
 
     /// Add pre-split paragraphs of one document. Returns how many were kept.
-    pub fn add_paragraphs<S: AsRef<str>>(&mut self, source: SourceId, paragraphs: &[S]) -> Result<usize> {
+    pub fn add_paragraphs<B: detector::BlockList + ?Sized>(
+        &mut self,
+        source: SourceId,
+        paragraphs: &B,
+    ) -> Result<usize> {
         self.check(source, Kind::Chunks, "text blocks")?;
         self.counts.documents += 1;
         let mut kept = 0;
-        for p in paragraphs {
-            kept += self.add_text_block(source, p.as_ref())? as usize;
+        for p in paragraphs.blocks() {
+            kept += self.add_text_block(source, p)? as usize;
         }
         Ok(kept)
     }

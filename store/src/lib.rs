@@ -170,7 +170,7 @@ pub struct PageWrite {
     /// empty. Scans leave it empty (the set follows from the stored text).
     pub shingles: Vec<u32>,
     /// The page's cleaned text blocks, stored under `t/` when given.
-    pub text: Option<Vec<String>>,
+    pub text: Option<detector::TextBlocks>,
 }
 
 /// What a batch write did.
@@ -496,7 +496,8 @@ impl Store {
     }
 }
 
-fn encode_text(blocks: &[String]) -> Result<Vec<u8>> {
+/// The blocks as a deflated JSON array of strings (the same bytes as for a `Vec<String>`).
+fn encode_text(blocks: &detector::TextBlocks) -> Result<Vec<u8>> {
     use std::io::Write;
     let json = serde_json::to_vec(blocks).map_err(|e| corrupt("t/", e))?;
     let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -566,7 +567,7 @@ mod tests {
             fetched: None,
             links: vec![],
             shingles: vec![],
-            text: Some(vec![format!("text of {url}"), "second block".into()]),
+            text: Some([format!("text of {url}"), "second block".into()].into_iter().collect()),
         }
     }
 

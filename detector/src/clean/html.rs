@@ -21,6 +21,8 @@ use html5ever::tokenizer::{
 use html5ever::{local_name, LocalName};
 use url::Url;
 
+use crate::blocks::TextBlocks;
+
 /// Longest block kept in one piece (bytes of UTF-8). A longer run of text without a block
 /// boundary (a 50 MB `<pre>`, a page that is one huge text node) is cut into several blocks
 /// of at most this size, at character boundaries, so no single chunk is unbounded.
@@ -38,7 +40,7 @@ const FEED_PIECE: usize = 1 << 30;
 
 /// What the sink collected.
 pub(crate) struct HtmlOut {
-    pub blocks: Vec<String>,
+    pub blocks: TextBlocks,
     pub block_tags: Vec<&'static str>,
     pub links: Vec<String>,
     pub truncated: bool,
@@ -48,9 +50,8 @@ pub(crate) struct HtmlOut {
 pub(crate) fn clean_html(text: &str, base_url: Option<&str>, extract_links: bool) -> HtmlOut {
     let page_url = if extract_links { base_url.and_then(|u| Url::parse(u).ok()) } else { None };
     let sink = Sink(RefCell::new(State {
-        blocks: Vec::new(),
+        blocks: TextBlocks::new(),
         block_tags: Vec::new(),
-        cur: String::new(),
         cur_has_text: false,
         stack: Vec::new(),
         raw: Raw::None,
@@ -91,11 +92,10 @@ enum Raw {
 }
 
 struct State {
-    blocks: Vec<String>,
+    /// Finished blocks, and the block being built (raw, whitespace kept) at the buffer's end.
+    blocks: TextBlocks,
     block_tags: Vec<&'static str>,
-    /// Text of the block being built (raw, whitespace kept).
-    cur: String,
-    /// `cur` has a non-whitespace character.
+    /// The open block has a non-whitespace character.
     cur_has_text: bool,
     /// Open block elements, innermost last; only used to tag blocks.
     stack: Vec<&'static str>,
@@ -241,13 +241,13 @@ impl State {
 
     /// Append raw text to the current block, cutting at `MAX_BLOCK_BYTES`.
     fn append(&mut self, mut t: &str) {
-        while self.cur.len() + t.len() > MAX_BLOCK_BYTES {
-            let mut cut = MAX_BLOCK_BYTES.saturating_sub(self.cur.len());
+        while self.open_len() + t.len() > MAX_BLOCK_BYTES {
+            let mut cut = MAX_BLOCK_BYTES.saturating_sub(self.open_len());
             while !t.is_char_boundary(cut) {
                 cut -= 1;
             }
             self.push_piece(&t[..cut]);
-            // Always clears `cur`, so the loop makes progress.
+            // Always empties the open block, so the loop makes progress.
             self.flush();
             t = &t[cut..];
         }
@@ -258,22 +258,26 @@ impl State {
         if !self.cur_has_text && !t.chars().all(char::is_whitespace) {
             self.cur_has_text = true;
         }
-        self.cur.push_str(t);
+        self.blocks.buffer_mut().push_str(t);
+    }
+
+    /// Bytes of the open block.
+    fn open_len(&self) -> usize {
+        self.blocks.text_len() - self.blocks.committed_len()
     }
 
     /// End the current block; keep it unless it is entirely whitespace.
     fn flush(&mut self) {
-        if self.cur_has_text {
-            if self.blocks.len() < MAX_BLOCKS {
-                // Copy to an exact-size string and reuse `cur`'s buffer for the next block.
-                self.blocks.push(self.cur.as_str().to_owned());
-                self.block_tags.push(self.stack.last().copied().unwrap_or(""));
-            } else {
+        if self.cur_has_text && self.blocks.len() < MAX_BLOCKS {
+            self.blocks.commit();
+            self.block_tags.push(self.stack.last().copied().unwrap_or(""));
+        } else {
+            if self.cur_has_text {
                 self.truncated = true;
             }
-            self.cur_has_text = false;
+            self.blocks.discard_open();
         }
-        self.cur.clear();
+        self.cur_has_text = false;
     }
 
     fn tag(&mut self, tag: Tag) -> TokenSinkResult<()> {
@@ -315,7 +319,7 @@ impl State {
         match tag.name {
             local_name!("br") => {
                 if !self.skipping() {
-                    self.cur.push(' ');
+                    self.blocks.buffer_mut().push(' ');
                 }
             }
             local_name!("a") | local_name!("area") => {
@@ -362,7 +366,7 @@ impl State {
             local_name!("br") => {
                 // `</br>` is treated as `<br>` by browsers.
                 if !self.skipping() {
-                    self.cur.push(' ');
+                    self.blocks.buffer_mut().push(' ');
                 }
             }
             ref name => {

@@ -13,7 +13,7 @@ fn html(s: &str) -> CleanedDoc {
 }
 
 fn blocks(s: &str) -> Vec<String> {
-    html(s).blocks
+    html(s).blocks.to_vec()
 }
 
 #[test]
@@ -206,7 +206,7 @@ fn encoding_from_meta_only() {
     let mut body = b"<meta charset=iso-8859-1><p>".to_vec();
     body.extend(encode(WINDOWS_1252, "Müller"));
     let d = clean(&body, Some("text/html"), None, &CleanOptions::default());
-    assert_eq!((d.encoding, d.blocks[0].as_str()), ("windows-1252", "Müller"));
+    assert_eq!((d.encoding, &d.blocks[0]), ("windows-1252", "Müller"));
 }
 
 #[test]
@@ -227,7 +227,7 @@ fn encoding_bom_wins() {
     assert_eq!(sniff_kind(None, &body), Some(DocKind::Text));
     let mut utf8 = b"\xEF\xBB\xBF<p>\xC3\xA9</p>".to_vec();
     let d = clean(&utf8, Some("text/html; charset=windows-1252"), None, &CleanOptions::default());
-    assert_eq!((d.encoding, d.blocks[0].as_str()), ("UTF-8", "é"));
+    assert_eq!((d.encoding, &d.blocks[0]), ("UTF-8", "é"));
     utf8.truncate(3);
     assert!(clean(&utf8, Some("text/html"), None, &CleanOptions::default()).blocks.is_empty());
 }
@@ -448,7 +448,7 @@ fn normalization_fast_paths_match_reference() {
     files_under(&data_dir("wikipedia/articles"), &mut files);
     for f in files.iter().take(40) {
         let body = std::fs::read(f).unwrap();
-        samples.extend(html(&String::from_utf8_lossy(&body)).blocks);
+        samples.extend(html(&String::from_utf8_lossy(&body)).blocks.to_vec());
     }
     for bits in 0..16u8 {
         let n = crate::Normalization {
