@@ -30,11 +30,6 @@ impl TextBlocks {
         self.ends.is_empty()
     }
 
-    /// Bytes of text of all blocks together.
-    pub fn text_len(&self) -> usize {
-        self.text.len()
-    }
-
     fn start(&self, i: usize) -> usize {
         if i == 0 {
             0
@@ -86,6 +81,11 @@ impl TextBlocks {
     /// Bytes of the buffer that belong to finished blocks.
     pub(crate) fn committed_len(&self) -> usize {
         self.ends.last().copied().unwrap_or(0)
+    }
+
+    /// Bytes of the open block.
+    pub(crate) fn open_len(&self) -> usize {
+        self.text.len() - self.committed_len()
     }
 
     /// End the open block (the buffer's tail after [`Self::committed_len`]) as a block.
@@ -235,21 +235,23 @@ impl<S: AsRef<str>> BlockList for [S] {
     }
 }
 
+// Vectors and arrays as their slices (a `&Vec<String>` argument does not coerce to a slice
+// when the parameter is generic).
 impl<S: AsRef<str>> BlockList for Vec<S> {
     fn block_count(&self) -> usize {
-        self.len()
+        self[..].block_count()
     }
     fn blocks(&self) -> impl Iterator<Item = &str> + Clone + '_ {
-        self.iter().map(AsRef::as_ref)
+        self[..].blocks()
     }
 }
 
 impl<S: AsRef<str>, const N: usize> BlockList for [S; N] {
     fn block_count(&self) -> usize {
-        N
+        self[..].block_count()
     }
     fn blocks(&self) -> impl Iterator<Item = &str> + Clone + '_ {
-        self.iter().map(AsRef::as_ref)
+        self[..].blocks()
     }
 }
 
@@ -261,7 +263,7 @@ mod tests {
     fn blocks_round_trip_and_index() {
         let b: TextBlocks = ["one", "", "three é"].into_iter().collect();
         assert_eq!(b.len(), 3);
-        assert_eq!(b.text_len(), "onethree é".len());
+        assert_eq!(b.text_bytes(), "onethree é".len());
         assert_eq!(b.get(0), Some("one"));
         assert_eq!(b.get(1), Some(""));
         assert_eq!(&b[2], "three é");
@@ -284,7 +286,7 @@ mod tests {
         b.buffer_mut().push_str("kept");
         b.commit();
         b.buffer_mut().push_str("  ");
-        assert_eq!(b.committed_len(), 4);
+        assert_eq!((b.committed_len(), b.open_len()), (4, 2));
         b.discard_open();
         b.buffer_mut().push_str("second");
         b.commit();

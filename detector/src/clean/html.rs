@@ -241,8 +241,8 @@ impl State {
 
     /// Append raw text to the current block, cutting at `MAX_BLOCK_BYTES`.
     fn append(&mut self, mut t: &str) {
-        while self.open_len() + t.len() > MAX_BLOCK_BYTES {
-            let mut cut = MAX_BLOCK_BYTES.saturating_sub(self.open_len());
+        while self.blocks.open_len() + t.len() > MAX_BLOCK_BYTES {
+            let mut cut = MAX_BLOCK_BYTES.saturating_sub(self.blocks.open_len());
             while !t.is_char_boundary(cut) {
                 cut -= 1;
             }
@@ -259,11 +259,6 @@ impl State {
             self.cur_has_text = true;
         }
         self.blocks.buffer_mut().push_str(t);
-    }
-
-    /// Bytes of the open block.
-    fn open_len(&self) -> usize {
-        self.blocks.text_len() - self.blocks.committed_len()
     }
 
     /// End the current block; keep it unless it is entirely whitespace.
