@@ -251,31 +251,35 @@ pub(crate) fn normalized_common_folded<'a>(
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
-        let c = if b < 0x80 { b as char } else { text.get(i..).and_then(|r| r.chars().next())? };
-        // For ASCII, `char::is_whitespace` is TAB, LF, VT, FF, CR and space.
+        if b < 0x80 {
+            // For ASCII, `char::is_whitespace` is TAB, LF, VT, FF, CR and space.
+            if matches!(b, b'\t'..=b'\r' | b' ') {
+                gap = true;
+                i += 1;
+                continue;
+            }
+            if gap && !scratch.is_empty() {
+                scratch.push(b' ');
+            }
+            gap = false;
+            // ASCII text up to the next whitespace that needs folding or non-ASCII byte is
+            // copied whole (single spaces between words included); ASCII is lower-cased at
+            // the end, in one pass.
+            let end = ascii_run_end(bytes, i + 1);
+            scratch.extend_from_slice(bytes.get(i..end)?);
+            i = end;
+            continue;
+        }
+        let c = text.get(i..).and_then(|r| r.chars().next())?;
+        i += c.len_utf8();
         if c.is_whitespace() {
             gap = true;
-            i += c.len_utf8();
             continue;
         }
         if gap && !scratch.is_empty() {
             scratch.push(b' ');
         }
         gap = false;
-        if c.is_ascii() {
-            // A run of ASCII non-whitespace bytes is copied whole.
-            let end = bytes[i..]
-                .iter()
-                .position(|&c| c >= 0x80 || matches!(c, b'\t'..=b'\r' | b' '))
-                .map_or(bytes.len(), |p| i + p);
-            let start = scratch.len();
-            scratch.extend_from_slice(bytes.get(i..end)?);
-            if norm.lowercase {
-                scratch[start..].make_ascii_lowercase();
-            }
-            i = end;
-            continue;
-        }
         // The common symbols skip the table lookups; any other character must be one NFKC
         // leaves alone, lower-cased as `apply` would.
         let lower = if crate::normalize::is_stable_symbol(c) {
@@ -292,9 +296,50 @@ pub(crate) fn normalized_common_folded<'a>(
             }
             _ => scratch.extend_from_slice(c.encode_utf8(&mut buf).as_bytes()),
         }
-        i += c.len_utf8();
+    }
+    if norm.lowercase {
+        // Only ASCII bytes change; those of multi-byte characters are all >= 0x80.
+        scratch.make_ascii_lowercase();
     }
     Some(&scratch[..])
+}
+
+/// The end of the ASCII run from `from`: the first position at or after it holding a
+/// non-ASCII byte, a control character, or a space that is followed by whitespace, a
+/// non-ASCII byte or the end of the text (a space the fold may change). Found eight bytes at
+/// a time.
+#[inline]
+fn ascii_run_end(bytes: &[u8], from: usize) -> usize {
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // Per byte, exact for any byte value (no carries cross bytes): the high bit is set
+    // where the byte is >= 0x80, where it is below 0x20, and where it is a space.
+    let high = |v: u64| v & HI;
+    let control = |v: u64| !(((v & LO7).wrapping_add(0x6060_6060_6060_6060)) | v) & HI;
+    let space = |v: u64| {
+        let t = v ^ 0x2020_2020_2020_2020;
+        !(((t & LO7).wrapping_add(LO7)) | t | LO7)
+    };
+    let n = bytes.len();
+    let mut i = from;
+    while i + 9 <= n {
+        let x = u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0x80; 8]));
+        let y = u64::from_le_bytes(bytes[i + 1..i + 9].try_into().unwrap_or([0x80; 8]));
+        let stop = high(x) | control(x) | (space(x) & (high(y) | control(y) | space(y)));
+        if stop != 0 {
+            return i + (stop.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < n {
+        let b = bytes[i];
+        let special = |c: u8| c >= 0x80 || c <= b' ';
+        if b >= 0x80 || b < b' ' || (b == b' ' && bytes.get(i + 1).is_none_or(|&c| special(c))) {
+            return i;
+        }
+        i += 1;
+    }
+    n
 }
 
 /// For eight ASCII bytes `x` (byte k = src[i + k]) and the same shifted by one (`y`: byte
@@ -459,6 +504,12 @@ mod tests {
             "\x01",
             "x_9",
             ".",
+            "Word",
+            "ab cd",
+            " AB",
+            "Ab Cd Ef Gh ",
+            "  ",
+            " \x01",
         ];
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let mut scratch = Vec::new();
