@@ -334,7 +334,7 @@ fn ascii_run_end(bytes: &[u8], from: usize) -> usize {
     while i < n {
         let b = bytes[i];
         let special = |c: u8| c >= 0x80 || c <= b' ';
-        if b >= 0x80 || b < b' ' || (b == b' ' && bytes.get(i + 1).is_none_or(|&c| special(c))) {
+        if !(b' '..0x80).contains(&b) || (b == b' ' && bytes.get(i + 1).is_none_or(|&c| special(c))) {
             return i;
         }
         i += 1;
