@@ -217,7 +217,7 @@ fn tokenizer_vs_scan(name: &str, pages: &[Page], m: &Matcher, norm: &Normalizati
     );
     let total = split.total();
     println!(
-        "      split of (b): filter (incl. body SHA-1) {:.1} %, clean {:.1} %, fingerprint {:.1} %, match {:.1} %",
+        "      split of (b): filter {:.1} %, clean {:.1} %, fingerprint (incl. body SHA-1) {:.1} %, match {:.1} %",
         pct(split.filter, total),
         pct(split.clean, total),
         pct(split.fingerprint, total),

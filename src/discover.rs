@@ -365,14 +365,16 @@ fn pages_from_inputs(
         move |(seq, input): (u32, stages::Input)| {
             let p = stages::filter(input, &filter_settings, &s)?;
             if files {
-                return Some(PageHashes { url: p.page.url, seq, file_hash: p.file_hash, chunks: Vec::new() });
+                let file_hash = p.file_hash();
+                return Some(PageHashes { url: p.page.url, seq, file_hash, chunks: Vec::new() });
             }
             let c = stages::clean(p, &CleanOptions { extract_links: false });
-            let fp = fingerprint_with_file_hash(c.file_hash, &c.doc.blocks, &norm);
+            let file_hash = c.file_hash();
+            let fp = fingerprint_with_file_hash(file_hash, &c.doc.blocks, &norm);
             Some(PageHashes {
                 url: c.page.url,
                 seq,
-                file_hash: c.file_hash,
+                file_hash,
                 chunks: fp.chunks.iter().map(|x| x.hash).collect(),
             })
         }

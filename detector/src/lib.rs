@@ -30,6 +30,7 @@ pub mod origins;
 pub mod overlap;
 pub mod page;
 pub mod quilts;
+pub(crate) mod sha1_pair;
 pub mod shingles;
 pub mod simhash;
 pub mod stats;

@@ -26,10 +26,9 @@ mod long_words;
 use crate::blocks::BlockList;
 use std::borrow::Cow;
 
-use sha1::{Digest, Sha1};
-
 use crate::fingerprint::{sha1, ChunkFingerprint, Fingerprints, Sha1Digest};
 use crate::normalize::Normalization;
+use crate::sha1_pair::{BodySha1, Sha1Stream};
 
 /// Words per shingle (the truth's and MinHashLSH peer's word 4-shingles).
 pub const SHINGLE_WORDS: usize = 4;
@@ -165,7 +164,7 @@ pub fn fingerprint_with_features<B: BlockList + ?Sized>(
     blocks: &B,
     norm: &Normalization,
 ) -> (Fingerprints, ReplicaFeatures) {
-    fused_fingerprint(file_hash, blocks, norm, |_| true, true)
+    fused_fingerprint(FileHash::Known(file_hash), blocks, norm, |_| true, true)
 }
 
 /// The scan's fingerprint stage: as [`fingerprint_with_features`], but
@@ -183,11 +182,30 @@ pub fn fingerprint_for_scan<B: BlockList + ?Sized>(
     norm: &Normalization,
     needs_digest: impl Fn(&[u8]) -> bool,
 ) -> (Fingerprints, ReplicaFeatures) {
-    fused_fingerprint(file_hash, blocks, norm, needs_digest, false)
+    fused_fingerprint(FileHash::Known(file_hash), blocks, norm, needs_digest, false)
+}
+
+/// [`fingerprint_for_scan`] with the file hash computed here: the SHA-1 of `body`, whose
+/// blocks are compressed beside those of the text and chunk hashes
+/// ([`crate::sha1_pair`]). The same digest as [`sha1`]`(body)`, for less than the cost of
+/// computing it apart.
+pub fn fingerprint_for_scan_of_body<B: BlockList + ?Sized>(
+    body: &[u8],
+    blocks: &B,
+    norm: &Normalization,
+    needs_digest: impl Fn(&[u8]) -> bool,
+) -> (Fingerprints, ReplicaFeatures) {
+    fused_fingerprint(FileHash::OfBody(body), blocks, norm, needs_digest, false)
+}
+
+/// The file hash a fingerprint gets: known already, or to be computed from the body.
+enum FileHash<'a> {
+    Known(Sha1Digest),
+    OfBody(&'a [u8]),
 }
 
 fn fused_fingerprint<B: BlockList + ?Sized>(
-    file_hash: Sha1Digest,
+    file_hash: FileHash,
     blocks: &B,
     norm: &Normalization,
     needs_digest: impl Fn(&[u8]) -> bool,
@@ -204,15 +222,24 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
     if !(norm.collapse_whitespace && norm.trim) {
         let (simhash, shingles) = word_features_for(blocks);
         let features = ReplicaFeatures { simhash, text_hash: text_hash(blocks, norm), shingles };
+        let file_hash = match file_hash {
+            FileHash::Known(h) => h,
+            FileHash::OfBody(body) => sha1(body),
+        };
         return (crate::fingerprint::fingerprint_with_file_hash(file_hash, blocks, norm), features);
     }
+    // Every SHA-1 below runs beside the body's (an empty body when its hash is known).
+    let (known, mut body) = match file_hash {
+        FileHash::Known(h) => (Some(h), BodySha1::new(&[])),
+        FileHash::OfBody(b) => (None, BodySha1::new(b)),
+    };
     let mut fp = Fingerprints {
-        file_hash,
+        file_hash: [0; 20],
         chunks: Vec::with_capacity(blocks.block_count()),
         empty_blocks: 0,
         unhashed: 0,
     };
-    let mut text = Sha1::new();
+    let mut text = Sha1Stream::new();
     let mut text_empty = true;
     let mut scratch: Vec<u8> = Vec::new();
     for (i, block) in blocks.blocks().enumerate() {
@@ -234,18 +261,20 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
             continue;
         }
         if !text_empty {
-            text.update(b" ");
+            text.update(b" ", &mut body);
         }
-        text.update(normalized);
+        text.update(normalized, &mut body);
         text_empty = false;
         if needs_digest(normalized) {
-            fp.chunks.push(ChunkFingerprint { hash: sha1(normalized), block: i as u32 });
+            fp.chunks
+                .push(ChunkFingerprint { hash: Sha1Stream::digest(normalized, &mut body), block: i as u32 });
         } else {
             fp.unhashed += 1;
         }
     }
     let (simhash, shingles) = word_features_for(blocks);
-    let text_hash = (!text_empty).then(|| text.finalize().into());
+    let text_hash = (!text_empty).then(|| text.finish(&mut body));
+    fp.file_hash = known.unwrap_or_else(|| body.finish());
     (fp, ReplicaFeatures { simhash, text_hash, shingles })
 }
 
@@ -714,6 +743,28 @@ mod tests {
         assert!(some.1.shingles.is_empty());
         assert_eq!(shingle_set_of_blocks(&blocks), all.1.shingles);
         assert_eq!(simhash_of_blocks(&blocks), all.1.simhash);
+    }
+
+    #[test]
+    fn fingerprint_of_body_equals_fingerprint_with_its_sha1() {
+        let blocks: Vec<String> =
+            (0..40).map(|k| format!("Block {k}: {}", "some words of text, ".repeat(k % 9))).collect();
+        for body_len in [0usize, 1, 63, 64, 65, 700, 5_000, 50_000] {
+            let body: Vec<u8> = (0..body_len).map(|i| (i * 31 + body_len) as u8).collect();
+            for norm in [Normalization::default(), Normalization { trim: false, ..Normalization::default() }]
+            {
+                for needs in [|_: &[u8]| true, |b: &[u8]| b.len() > 60] {
+                    let of_body = fingerprint_for_scan_of_body(&body, &blocks, &norm, needs);
+                    let known = fingerprint_for_scan(sha1(&body), &blocks, &norm, needs);
+                    assert_eq!(of_body.0.file_hash, sha1(&body), "{body_len}");
+                    assert_eq!(of_body.0.chunks, known.0.chunks, "{body_len} {norm}");
+                    assert_eq!(
+                        (of_body.1.simhash, of_body.1.text_hash),
+                        (known.1.simhash, known.1.text_hash)
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -25,19 +25,38 @@ impl From<Page> for Input {
     }
 }
 
-/// A page that passed the trap filter, with its body digest (the file hash, §3.1 step 1).
+/// A page that passed the trap filter.
 pub struct FilteredPage {
     pub page: Page,
     pub ticket: Option<FrontierEntry>,
-    pub file_hash: Sha1Digest,
+    /// The body's digest (the file hash, §3.1 step 1) when the filter needed it: only to
+    /// look up a URL the store already has. Otherwise the fingerprint stage computes it,
+    /// its SHA-1 blocks beside those of the text hashes
+    /// (`detector::shingles::fingerprint_for_scan_of_body`), which costs less.
+    pub file_hash: Option<Sha1Digest>,
+}
+
+impl FilteredPage {
+    /// The file hash: the filter's, or computed now.
+    pub fn file_hash(&self) -> Sha1Digest {
+        self.file_hash.unwrap_or_else(|| sha1(&self.page.body))
+    }
 }
 
 /// A cleaned page: its text blocks (and links, when asked for).
 pub struct CleanedPage {
     pub page: Page,
     pub ticket: Option<FrontierEntry>,
-    pub file_hash: Sha1Digest,
+    /// As [`FilteredPage::file_hash`].
+    pub file_hash: Option<Sha1Digest>,
     pub doc: CleanedDoc,
+}
+
+impl CleanedPage {
+    /// The file hash: the filter's, or computed now.
+    pub fn file_hash(&self) -> Sha1Digest {
+        self.file_hash.unwrap_or_else(|| sha1(&self.page.body))
+    }
 }
 
 /// A fingerprinted page: chunk hash vector and file hash; the body is no longer needed.
@@ -75,7 +94,7 @@ pub fn filter(input: Input, s: &FilterSettings, skips: &Skips) -> Option<Filtere
     }
 }
 
-fn filter_page(mut page: Page, s: &FilterSettings, skips: &Skips) -> Option<(Page, Sha1Digest)> {
+fn filter_page(mut page: Page, s: &FilterSettings, skips: &Skips) -> Option<(Page, Option<Sha1Digest>)> {
     if !(200..300).contains(&page.status) {
         skips.add(SkipReason::StatusNot2xx, 1);
         return None;
@@ -99,14 +118,25 @@ fn filter_page(mut page: Page, s: &FilterSettings, skips: &Skips) -> Option<(Pag
         skips.add(SkipReason::NotText, 1);
         return None;
     }
-    let file_hash = sha1(&page.body);
+    // A capture (URL + digest) already stored is skipped before any work. The digest is
+    // needed for that only when the store has the URL at all; new URLs leave it to the
+    // fingerprint stage.
+    let mut file_hash = None;
     if let Some(store) = &s.store {
-        match store.has_page(&page.url, &file_hash) {
-            Ok(true) => {
-                skips.add(SkipReason::AlreadyStored, 1);
-                return None;
-            }
+        match store.has_url(&page.url) {
             Ok(false) => {}
+            Ok(true) => {
+                let h = sha1(&page.body);
+                file_hash = Some(h);
+                match store.has_page(&page.url, &h) {
+                    Ok(true) => {
+                        skips.add(SkipReason::AlreadyStored, 1);
+                        return None;
+                    }
+                    Ok(false) => {}
+                    Err(e) => skips.error(format!("{}: store lookup failed: {e}", page.url)),
+                }
+            }
             Err(e) => skips.error(format!("{}: store lookup failed: {e}", page.url)),
         }
     }
@@ -135,8 +165,11 @@ pub fn clean(p: FilteredPage, opts: &CleanOptions) -> CleanedPage {
 ///
 /// A chunk's SHA-1 is computed only when the match stage can use it ([`DigestNeed`]).
 pub fn fingerprint(mut p: CleanedPage, norm: &Normalization, need: &DigestNeed) -> FingerprintedPage {
-    let (fp, replica) =
-        detector::shingles::fingerprint_for_scan(p.file_hash, &p.doc.blocks, norm, |n| need.needs(n));
+    let needs = |n: &[u8]| need.needs(n);
+    let (fp, replica) = match p.file_hash {
+        Some(h) => detector::shingles::fingerprint_for_scan(h, &p.doc.blocks, norm, needs),
+        None => detector::shingles::fingerprint_for_scan_of_body(&p.page.body, &p.doc.blocks, norm, needs),
+    };
     p.page.body = Vec::new();
     FingerprintedPage { page: p.page, ticket: p.ticket, doc: p.doc, fp, replica }
 }

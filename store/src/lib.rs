@@ -293,6 +293,15 @@ impl Store {
         Ok(self.tree.get(meta_key(name))?.map(|v| String::from_utf8_lossy(&v).into_owned()))
     }
 
+    /// True when some capture of this URL (any digest) is stored.
+    pub fn has_url(&self, url: &str) -> Result<bool> {
+        let mut prefix = Vec::with_capacity(PAGE.len() + url.len() + 1);
+        prefix.extend_from_slice(PAGE);
+        prefix.extend_from_slice(url.as_bytes());
+        prefix.push(0);
+        Ok(self.tree.scan_prefix(prefix).next().transpose()?.is_some())
+    }
+
     /// True when this capture (URL + digest) is already stored.
     pub fn has_page(&self, url: &str, file_hash: &Sha1Digest) -> Result<bool> {
         Ok(self.tree.contains_key(page_key(url, file_hash))?)
@@ -624,6 +633,14 @@ mod tests {
         assert_eq!(texts[0].2, vec!["text of http://h/3.html".to_string(), "second block".into()]);
         let h = detector::fingerprint::sha1(b"3");
         assert_eq!(store.page_text("http://h/3.html", &h).unwrap().unwrap().len(), 2);
+        // Any capture of a URL: a stored URL, not a prefix of one, not a longer one.
+        assert!(store.has_page("http://h/3.html", &h).unwrap());
+        assert!(!store.has_page("http://h/3.html", &detector::fingerprint::sha1(b"other")).unwrap());
+        assert!(store.has_url("http://h/3.html").unwrap());
+        assert!(store.has_url("http://h/a/1.html").unwrap());
+        assert!(!store.has_url("http://h/3.htm").unwrap());
+        assert!(!store.has_url("http://h/3.html?x").unwrap());
+        assert!(!store.has_url("http://h/").unwrap());
     }
 
     #[test]
