@@ -98,7 +98,7 @@ struct State {
     /// The open block has a non-whitespace character.
     cur_has_text: bool,
     /// Open block elements, innermost last; only used to tag blocks.
-    stack: Vec<&'static str>,
+    stack: Vec<u8>,
     raw: Raw,
     template_depth: u32,
     in_head: bool,
@@ -128,89 +128,83 @@ impl TokenSink for Sink {
     }
 }
 
-/// The lower-case name of a block-level element (one whose start or end tag ends the
-/// current block), or `None` for inline and unknown elements.
-fn block_name(name: &LocalName) -> Option<&'static str> {
-    Some(match *name {
-        local_name!("p") => "p",
-        local_name!("div") => "div",
-        local_name!("li") => "li",
-        local_name!("td") => "td",
-        local_name!("th") => "th",
-        local_name!("tr") => "tr",
-        local_name!("h1") => "h1",
-        local_name!("h2") => "h2",
-        local_name!("h3") => "h3",
-        local_name!("h4") => "h4",
-        local_name!("h5") => "h5",
-        local_name!("h6") => "h6",
-        local_name!("ul") => "ul",
-        local_name!("ol") => "ol",
-        local_name!("dl") => "dl",
-        local_name!("dd") => "dd",
-        local_name!("dt") => "dt",
-        local_name!("pre") => "pre",
-        local_name!("blockquote") => "blockquote",
-        local_name!("table") => "table",
-        local_name!("tbody") => "tbody",
-        local_name!("thead") => "thead",
-        local_name!("tfoot") => "tfoot",
-        local_name!("caption") => "caption",
-        local_name!("section") => "section",
-        local_name!("article") => "article",
-        local_name!("header") => "header",
-        local_name!("footer") => "footer",
-        local_name!("nav") => "nav",
-        local_name!("aside") => "aside",
-        local_name!("main") => "main",
-        local_name!("figure") => "figure",
-        local_name!("figcaption") => "figcaption",
-        local_name!("form") => "form",
-        local_name!("fieldset") => "fieldset",
-        local_name!("legend") => "legend",
-        local_name!("address") => "address",
-        local_name!("details") => "details",
-        local_name!("summary") => "summary",
-        local_name!("dialog") => "dialog",
-        local_name!("hgroup") => "hgroup",
-        local_name!("hr") => "hr",
-        local_name!("center") => "center",
-        local_name!("menu") => "menu",
-        local_name!("dir") => "dir",
-        local_name!("listing") => "listing",
-        local_name!("search") => "search",
-        local_name!("select") => "select",
-        local_name!("option") => "option",
-        local_name!("optgroup") => "optgroup",
-        local_name!("frameset") => "frameset",
-        local_name!("body") => "body",
-        local_name!("html") => "html",
-        local_name!("xmp") => "xmp",
-        local_name!("plaintext") => "plaintext",
-        _ => return None,
-    })
+/// `t.chars().all(char::is_whitespace)`, with ASCII text decided byte by byte.
+#[inline]
+fn is_all_whitespace(t: &str) -> bool {
+    let b = t.as_bytes();
+    match b.iter().position(|&c| !matches!(c, b' ' | b'\n' | b'\t' | b'\r' | b'\x0b' | b'\x0c')) {
+        None => true,
+        Some(i) => b[i] >= 0x80 && t.get(i..).is_some_and(|rest| rest.chars().all(char::is_whitespace)),
+    }
 }
+
+/// Block-level elements: a start or end tag of one ends the current block. A block is
+/// tagged with the innermost open one ([`super::CleanedDoc::block_tags`]); the open ones are
+/// held as indexes into this list.
+const BLOCK_NAMES: [&str; 55] = [
+    "p",
+    "div",
+    "li",
+    "td",
+    "th",
+    "tr",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "ul",
+    "ol",
+    "dl",
+    "dd",
+    "dt",
+    "pre",
+    "blockquote",
+    "table",
+    "tbody",
+    "thead",
+    "tfoot",
+    "caption",
+    "section",
+    "article",
+    "header",
+    "footer",
+    "nav",
+    "aside",
+    "main",
+    "figure",
+    "figcaption",
+    "form",
+    "fieldset",
+    "legend",
+    "address",
+    "details",
+    "summary",
+    "dialog",
+    "hgroup",
+    "hr",
+    "center",
+    "menu",
+    "dir",
+    "listing",
+    "search",
+    "select",
+    "option",
+    "optgroup",
+    "frameset",
+    "body",
+    "html",
+    "xmp",
+    "plaintext",
+];
 
 /// Elements that may appear in `<head>`; any other start tag ends the head (as in the HTML
 /// tree builder's "in head" insertion mode).
-fn is_head_element(name: &LocalName) -> bool {
-    matches!(
-        *name,
-        local_name!("meta")
-            | local_name!("link")
-            | local_name!("title")
-            | local_name!("style")
-            | local_name!("script")
-            | local_name!("noscript")
-            | local_name!("base")
-            | local_name!("basefont")
-            | local_name!("bgsound")
-            | local_name!("template")
-            | local_name!("noframes")
-            | local_name!("head")
-            | local_name!("html")
-    )
-}
+const HEAD_ELEMENTS: [&str; 13] = [
+    "meta", "link", "title", "style", "script", "noscript", "base", "basefont", "bgsound", "template",
+    "noframes", "head", "html",
+];
 
 /// Block elements that cannot contain themselves: a new one implicitly closes an open one.
 fn self_closing_block(name: &str) -> bool {
@@ -219,6 +213,166 @@ fn self_closing_block(name: &str) -> bool {
         "p" | "li" | "dd" | "dt" | "td" | "th" | "tr" | "option" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6"
     )
 }
+
+/// What a tag name means to the cleaner, from one table lookup ([`TagTable`]) instead of a
+/// chain of comparisons per tag (most tags are inline and would go through every one).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum TagClass {
+    /// Inline or unknown: ignored.
+    Other,
+    /// A block element, as its index in [`BLOCK_NAMES`].
+    Block(u8),
+    /// Raw-text elements whose content is dropped, with the tokenizer state they need.
+    Script,
+    Rawtext,
+    Rcdata,
+    /// `xmp`: raw text that is shown, so kept (also a block).
+    Xmp,
+    /// `plaintext`: literal text to EOF (also a block).
+    Plaintext,
+    Br,
+    /// `a` and `area`: links.
+    Link,
+    Base,
+    Head,
+    Template,
+}
+
+/// A name's class and whether it may appear in `<head>`.
+#[derive(Clone, Copy, Debug)]
+struct TagInfo {
+    class: TagClass,
+    in_head: bool,
+}
+
+const OTHER_TAG: TagInfo = TagInfo { class: TagClass::Other, in_head: false };
+
+/// Tag name → [`TagInfo`] for every name above, keyed by the atom's 64-bit representation
+/// (html5ever keeps names of up to 7 bytes inline in it, and longer known names as static
+/// atoms, so equal names have equal keys). A multiplicative hash that puts every listed name
+/// in its own slot is found once; a lookup is then one multiply, one load and one compare,
+/// with no branch per candidate name.
+struct TagTable {
+    bits: u32,
+    multiplier: u64,
+    keys: Vec<u64>,
+    infos: Vec<TagInfo>,
+}
+
+impl TagTable {
+    #[inline]
+    fn slot(&self, key: u64) -> usize {
+        (key.wrapping_mul(self.multiplier) >> (64 - self.bits)) as usize
+    }
+
+    #[inline]
+    fn get(&self, name: &LocalName) -> TagInfo {
+        let key = name.unsafe_data();
+        let i = self.slot(key);
+        match (self.keys.get(i), self.infos.get(i)) {
+            (Some(&k), Some(&info)) if k == key => info,
+            _ => OTHER_TAG,
+        }
+    }
+
+    fn build() -> TagTable {
+        let mut named: Vec<(u64, TagInfo)> = Vec::new();
+        let mut set = |name: &str, f: &dyn Fn(&mut TagInfo)| {
+            let key = LocalName::from(name).unsafe_data();
+            let at = match named.iter().position(|(k, _)| *k == key) {
+                Some(at) => at,
+                None => {
+                    named.push((key, OTHER_TAG));
+                    named.len() - 1
+                }
+            };
+            f(&mut named[at].1);
+        };
+        for (i, name) in BLOCK_NAMES.iter().enumerate() {
+            set(name, &|t| t.class = TagClass::Block(i as u8));
+        }
+        for (names, class) in [
+            (&["script"][..], TagClass::Script),
+            (&["style", "noscript", "iframe", "noembed", "noframes"][..], TagClass::Rawtext),
+            (&["title", "textarea"][..], TagClass::Rcdata),
+            (&["xmp"][..], TagClass::Xmp),
+            (&["plaintext"][..], TagClass::Plaintext),
+            (&["br"][..], TagClass::Br),
+            (&["a", "area"][..], TagClass::Link),
+            (&["base"][..], TagClass::Base),
+            (&["head"][..], TagClass::Head),
+            (&["template"][..], TagClass::Template),
+        ] {
+            for name in names {
+                set(name, &|t| t.class = class);
+            }
+        }
+        for name in HEAD_ELEMENTS {
+            set(name, &|t| t.in_head = true);
+        }
+        // A multiplier with no two names in one slot: at 512 slots for ~80 names about one
+        // odd multiplier in 100 works; more slots if none of the first 100,000 does.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for bits in 9..=20 {
+            for _ in 0..100_000 {
+                x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = x;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                let multiplier = (z ^ (z >> 31)) | 1;
+                let mut table = TagTable {
+                    bits,
+                    multiplier,
+                    keys: vec![0; 1 << bits],
+                    infos: vec![OTHER_TAG; 1 << bits],
+                };
+                // An atom's representation is never 0, so 0 marks an empty slot.
+                if named.iter().all(|&(key, info)| {
+                    let i = table.slot(key);
+                    let free = table.keys[i] == 0;
+                    table.keys[i] = key;
+                    table.infos[i] = info;
+                    free
+                }) {
+                    return table;
+                }
+            }
+        }
+        // Unreachable in practice (2^20 slots for ~80 keys); an empty table would only
+        // make every tag inline, never a crash.
+        TagTable { bits: 1, multiplier: 1, keys: vec![0; 2], infos: vec![OTHER_TAG; 2] }
+    }
+}
+
+fn tag_table() -> &'static TagTable {
+    static TABLE: std::sync::OnceLock<TagTable> = std::sync::OnceLock::new();
+    TABLE.get_or_init(TagTable::build)
+}
+
+fn tag_info(name: &LocalName) -> TagInfo {
+    tag_table().get(name)
+}
+
+/// The block index of `name` (`xmp` and `plaintext` included), or `None`.
+fn block_index(class: TagClass) -> Option<u8> {
+    match class {
+        TagClass::Block(i) => Some(i),
+        TagClass::Xmp => Some(XMP),
+        TagClass::Plaintext => Some(PLAINTEXT),
+        _ => None,
+    }
+}
+
+const XMP: u8 = 53;
+const PLAINTEXT: u8 = 54;
+const HR: u8 = 41;
+const P: u8 = 0;
+const _: () = assert!(
+    matches!(BLOCK_NAMES[XMP as usize].as_bytes(), b"xmp")
+        && matches!(BLOCK_NAMES[PLAINTEXT as usize].as_bytes(), b"plaintext")
+        && matches!(BLOCK_NAMES[HR as usize].as_bytes(), b"hr")
+        && matches!(BLOCK_NAMES[P as usize].as_bytes(), b"p")
+);
 
 impl State {
     fn skipping(&self) -> bool {
@@ -255,7 +409,7 @@ impl State {
     }
 
     fn push_piece(&mut self, t: &str) {
-        if !self.cur_has_text && !t.chars().all(char::is_whitespace) {
+        if !self.cur_has_text && !is_all_whitespace(t) {
             self.cur_has_text = true;
         }
         self.blocks.buffer_mut().push_str(t);
@@ -265,7 +419,7 @@ impl State {
     fn flush(&mut self) {
         if self.cur_has_text && self.blocks.len() < MAX_BLOCKS {
             self.blocks.commit();
-            self.block_tags.push(self.stack.last().copied().unwrap_or(""));
+            self.block_tags.push(self.stack.last().map_or("", |&b| BLOCK_NAMES[b as usize]));
         } else {
             if self.cur_has_text {
                 self.truncated = true;
@@ -286,61 +440,68 @@ impl State {
     }
 
     fn start_tag(&mut self, tag: Tag) -> TokenSinkResult<()> {
-        if self.in_head && !is_head_element(&tag.name) {
+        let info = tag_info(&tag.name);
+        if self.in_head && !info.in_head {
             self.in_head = false;
         }
+        match info.class {
+            TagClass::Other => TokenSinkResult::Continue,
+            TagClass::Block(b) => {
+                self.open_block(b);
+                TokenSinkResult::Continue
+            }
+            class => self.special_start_tag(class, &tag),
+        }
+    }
+
+    /// A start tag of one of the few elements with their own rule.
+    fn special_start_tag(&mut self, class: TagClass, tag: &Tag) -> TokenSinkResult<()> {
         // Raw-text elements: the tokenizer must be switched, or it would parse their content
         // as markup ("</p><p>" inside a script would become real tags).
-        let raw = match tag.name {
-            local_name!("script") => Some((Raw::Skip, TokenSinkResult::RawData(RawKind::ScriptData))),
-            local_name!("style")
-            | local_name!("noscript")
-            | local_name!("iframe")
-            | local_name!("noembed")
-            | local_name!("noframes") => Some((Raw::Skip, TokenSinkResult::RawData(RawKind::Rawtext))),
-            local_name!("title") | local_name!("textarea") => {
-                Some((Raw::Skip, TokenSinkResult::RawData(RawKind::Rcdata)))
+        let raw = |kind: RawKind| TokenSinkResult::RawData(kind);
+        match class {
+            TagClass::Other | TagClass::Block(_) => {}
+            TagClass::Script => {
+                self.raw = Raw::Skip;
+                return raw(RawKind::ScriptData);
             }
-            local_name!("xmp") => Some((Raw::Keep, TokenSinkResult::RawData(RawKind::Rawtext))),
-            _ => None,
-        };
-        if let Some((kind, result)) = raw {
-            if kind == Raw::Keep {
-                self.open_block("xmp");
+            TagClass::Rawtext => {
+                self.raw = Raw::Skip;
+                return raw(RawKind::Rawtext);
             }
-            self.raw = kind;
-            return result;
-        }
-        match tag.name {
-            local_name!("br") => {
+            TagClass::Rcdata => {
+                self.raw = Raw::Skip;
+                return raw(RawKind::Rcdata);
+            }
+            TagClass::Xmp => {
+                self.open_block(XMP);
+                self.raw = Raw::Keep;
+                return raw(RawKind::Rawtext);
+            }
+            TagClass::Br => {
                 if !self.skipping() {
                     self.blocks.buffer_mut().push(' ');
                 }
             }
-            local_name!("a") | local_name!("area") => {
+            TagClass::Link => {
                 if self.extract_links && !self.skipping() {
-                    self.link(&tag);
+                    self.link(tag);
                 }
             }
-            local_name!("base") => {
+            TagClass::Base => {
                 if self.extract_links && !self.base_seen {
-                    self.base(&tag);
+                    self.base(tag);
                 }
             }
-            local_name!("head") => {
+            TagClass::Head => {
                 self.flush();
                 self.in_head = true;
             }
-            local_name!("template") => self.template_depth = self.template_depth.saturating_add(1),
-            local_name!("plaintext") => {
+            TagClass::Template => self.template_depth = self.template_depth.saturating_add(1),
+            TagClass::Plaintext => {
                 // Everything after `<plaintext>` is literal text to EOF.
-                self.open_block("plaintext");
+                self.open_block(PLAINTEXT);
                 return TokenSinkResult::Plaintext;
-            }
-            ref name => {
-                if let Some(b) = block_name(name) {
-                    self.open_block(b);
-                }
             }
         }
         TokenSinkResult::Continue
@@ -350,49 +511,55 @@ impl State {
         if self.raw != Raw::None {
             // In a raw-text state the only end tag the tokenizer emits is the element's own.
             if self.raw == Raw::Keep {
-                self.close_block("xmp");
+                self.close_block(XMP);
             }
             self.raw = Raw::None;
             return;
         }
-        match *name {
-            local_name!("head") => self.in_head = false,
-            local_name!("template") => self.template_depth = self.template_depth.saturating_sub(1),
-            local_name!("br") => {
+        let class = tag_info(name).class;
+        if let TagClass::Block(b) = class {
+            self.close_block(b);
+            return;
+        }
+        match class {
+            TagClass::Head => self.in_head = false,
+            TagClass::Template => self.template_depth = self.template_depth.saturating_sub(1),
+            TagClass::Br => {
                 // `</br>` is treated as `<br>` by browsers.
                 if !self.skipping() {
                     self.blocks.buffer_mut().push(' ');
                 }
             }
-            ref name => {
-                if let Some(b) = block_name(name) {
+            _ => {
+                if let Some(b) = block_index(class) {
                     self.close_block(b);
                 }
             }
         }
     }
 
-    fn open_block(&mut self, name: &'static str) {
+    /// Open block element `b` (an index into [`BLOCK_NAMES`]).
+    fn open_block(&mut self, b: u8) {
         self.flush();
         if let Some(&top) = self.stack.last() {
             // <p><p>, <li><li>, ...: the new element closes the open one; and any block
             // start closes an open <p> (HTML's "close a p element").
-            if (top == name && self_closing_block(name)) || top == "p" {
+            if (top == b && self_closing_block(BLOCK_NAMES[b as usize])) || top == P {
                 self.stack.pop();
             }
         }
-        if matches!(name, "hr") {
+        if b == HR {
             return; // void: nothing to tag
         }
         if self.stack.len() < MAX_STACK {
-            self.stack.push(name);
+            self.stack.push(b);
         }
     }
 
-    fn close_block(&mut self, name: &'static str) {
+    fn close_block(&mut self, b: u8) {
         self.flush();
         // Pop up to the innermost open element of that name; a stray end tag pops nothing.
-        if let Some(i) = self.stack.iter().rposition(|&n| n == name) {
+        if let Some(i) = self.stack.iter().rposition(|&n| n == b) {
             self.stack.truncate(i);
         }
     }
@@ -439,6 +606,49 @@ impl State {
             self.links.push(u.into());
         } else {
             self.truncated = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_name_has_its_class() {
+        for (i, name) in BLOCK_NAMES.iter().enumerate() {
+            let info = tag_info(&LocalName::from(*name));
+            assert_eq!(block_index(info.class), Some(i as u8), "{name}");
+        }
+        for name in HEAD_ELEMENTS {
+            assert!(tag_info(&LocalName::from(name)).in_head, "{name}");
+        }
+        let class = |n: &str| tag_info(&LocalName::from(n)).class;
+        assert_eq!(class("script"), TagClass::Script);
+        assert_eq!(class("iframe"), TagClass::Rawtext);
+        assert_eq!(class("textarea"), TagClass::Rcdata);
+        assert_eq!(class("area"), TagClass::Link);
+        assert_eq!(class("span"), TagClass::Other);
+        assert_eq!(class("my-element"), TagClass::Other);
+        assert!(!tag_info(&LocalName::from("div")).in_head);
+    }
+
+    #[test]
+    fn whitespace_test_equals_char_is_whitespace() {
+        for t in [
+            "",
+            " ",
+            " \n\t\r\x0b\x0c",
+            "a",
+            " a",
+            "\u{a0}",
+            " \u{a0} ",
+            " \u{a0}x",
+            "\u{3000}\u{2003}",
+            "\u{85}",
+            "é",
+        ] {
+            assert_eq!(is_all_whitespace(t), t.chars().all(char::is_whitespace), "{t:?}");
         }
     }
 }
