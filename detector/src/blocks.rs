@@ -21,6 +21,11 @@ impl TextBlocks {
         Self::default()
     }
 
+    /// Empty, with room for `text_bytes` of text in `blocks` blocks.
+    pub fn with_capacity(text_bytes: usize, blocks: usize) -> Self {
+        TextBlocks { text: String::with_capacity(text_bytes), ends: Vec::with_capacity(blocks) }
+    }
+
     /// Number of blocks.
     pub fn len(&self) -> usize {
         self.ends.len()
