@@ -25,7 +25,10 @@
 //!   store writes into a temp dir) at `threads = 1` and `threads = 2` (WARC corpus only);
 //!   payload MB/s uses the same 38.63 MB of `text/html` 2xx payload as (a) and (b).
 //!
-//! (b)/(a) is the issue's goal: scan ≥ 80 % of the bare tokenizer per core.
+//! (b)/(a) is the issue's goal: scan ≥ 80 % of the bare tokenizer per core. It is also
+//! measured with (a) and (b) interleaved page by page ([`interleaved_secs`]), which the VM's
+//! speed swings between passes cannot move: there the per-pass ratios stay within ±2 %,
+//! where best ÷ best of whole passes moves by ±4 %.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -41,6 +44,8 @@ use ditto::source::warc::WarcPages;
 use labelsets::{Kind, LabelSetBuilder, Normalization};
 
 const PASSES: usize = 5;
+/// Passes of the page-by-page interleaved (a)/(b) measurement.
+const INTERLEAVED_PASSES: usize = 10;
 
 /// The bare-tokenizer baseline (shared with the other throughput bench).
 fn tokenize(body: &[u8]) -> usize {
@@ -197,6 +202,59 @@ fn tokenizer_and_scan_secs(pages: &[Page], m: &Matcher, norm: &Normalization) ->
     (best_a, best.0, best.1)
 }
 
+/// Rows (a) and (b) interleaved page by page, for a ratio this VM's speed swings (up to
+/// 25 % between passes of seconds) cannot move: each page is copied, then tokenized (a) and
+/// scanned (b) back to back, in alternating order from pass to pass so that neither row
+/// always finds the page warm in the cache. Returns, over `passes` passes, the best (a) and
+/// (b) seconds and every pass's (a)/(b) time ratio.
+fn interleaved_secs(
+    pages: &[Page],
+    m: &Matcher,
+    norm: &Normalization,
+    passes: usize,
+) -> (f64, f64, Vec<f64>) {
+    let settings = FilterSettings { traps: TrapRules::default(), store: None };
+    let skips = Skips::default();
+    let opts = CleanOptions { extract_links: false };
+    let need = stages::DigestNeed::of(m);
+    let (mut best_a, mut best_b, mut ratios) = (f64::INFINITY, f64::INFINITY, Vec::new());
+    for pass in 0..passes {
+        let (mut a, mut b) = (Duration::ZERO, Duration::ZERO);
+        for page in pages {
+            // Both rows get a fresh copy, made before their clocks start (the pipeline moves
+            // pages, it never copies them).
+            let copy = page.clone();
+            let mut input = Some(Input::from(page.clone()));
+            let mut tokenize_it = || {
+                let t = Instant::now();
+                black_box(tokenize(black_box(&copy.body)));
+                a += t.elapsed();
+            };
+            let mut scan_it = || {
+                let Some(input) = input.take() else { return };
+                let t = Instant::now();
+                if let Some(f) = stages::filter(input, &settings, &skips) {
+                    let c = stages::clean(f, &opts);
+                    let fp = stages::fingerprint(c, norm, &need);
+                    black_box(stages::match_stage(fp, m));
+                }
+                b += t.elapsed();
+            };
+            if pass % 2 == 0 {
+                tokenize_it();
+                scan_it();
+            } else {
+                scan_it();
+                tokenize_it();
+            }
+        }
+        best_a = best_a.min(a.as_secs_f64());
+        best_b = best_b.min(b.as_secs_f64());
+        ratios.push(a.as_secs_f64() / b.as_secs_f64());
+    }
+    (best_a, best_b, ratios)
+}
+
 fn pct(part: Duration, whole: Duration) -> f64 {
     100.0 * part.as_secs_f64() / whole.as_secs_f64()
 }
@@ -228,6 +286,19 @@ fn tokenizer_vs_scan(name: &str, pages: &[Page], m: &Matcher, norm: &Normalizati
         bytes / 1e6 / split.clean.as_secs_f64(),
         bytes / 1e6 / split.fingerprint.as_secs_f64(),
         bytes / 1e6 / split.matching.as_secs_f64()
+    );
+    let (ia, ib, mut ratios) = interleaved_secs(pages, m, norm, INTERLEAVED_PASSES);
+    ratios.sort_by(f64::total_cmp);
+    let median = ratios[ratios.len() / 2];
+    println!(
+        "  (a)/(b) interleaved page by page, {INTERLEAVED_PASSES} passes: (a) {:.1} MB/s, (b) {:.1} MB/s, best ÷ best {:.1} %; \
+         per pass {:.1}–{:.1} %, median {:.1} %",
+        bytes / 1e6 / ia,
+        bytes / 1e6 / ib,
+        100.0 * ia / ib,
+        100.0 * ratios[0],
+        100.0 * ratios[ratios.len() - 1],
+        100.0 * median
     );
     // What the fingerprint stage spends on the near-replica features (issue 12) beside the
     // chunk SHA-1s the detection itself needs (issue 3), over the same cleaned pages.
