@@ -242,37 +242,48 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
     let mut text = Sha1Stream::new();
     let mut text_empty = true;
     let mut scratch: Vec<u8> = Vec::new();
-    for (i, block) in blocks.blocks().enumerate() {
-        let applied;
-        let fast = if block.is_ascii() {
-            crate::fingerprint::normalized_ascii_folded(norm, block, &mut scratch)
-        } else {
-            crate::fingerprint::normalized_common_folded(norm, block, &mut scratch)
-        };
-        let normalized: &[u8] = match fast {
-            Some(bytes) => bytes,
-            None => {
-                applied = norm.apply(block);
-                applied.as_bytes()
+    // The SimHash words of each block are found while the block is in the L1 cache, in the
+    // same loop (the shingle set, when asked for, takes its own pass below).
+    let mut ones = BitCounts::default();
+    long_words::with_cache(|cache| {
+        for (i, block) in blocks.blocks().enumerate() {
+            if !with_shingles {
+                long_words::for_each_long_word(block, cache, |h| ones.add(h));
             }
-        };
-        if normalized.is_empty() {
-            fp.empty_blocks += 1;
-            continue;
+            let applied;
+            let fast = if block.is_ascii() {
+                crate::fingerprint::normalized_ascii_folded(norm, block, &mut scratch)
+            } else {
+                crate::fingerprint::normalized_common_folded(norm, block, &mut scratch)
+            };
+            let normalized: &[u8] = match fast {
+                Some(bytes) => bytes,
+                None => {
+                    applied = norm.apply(block);
+                    applied.as_bytes()
+                }
+            };
+            if normalized.is_empty() {
+                fp.empty_blocks += 1;
+                continue;
+            }
+            if !text_empty {
+                text.update(b" ", &mut body);
+            }
+            text.update(normalized, &mut body);
+            text_empty = false;
+            if needs_digest(normalized) {
+                fp.chunks.push(ChunkFingerprint {
+                    hash: Sha1Stream::digest(normalized, &mut body),
+                    block: i as u32,
+                });
+            } else {
+                fp.unhashed += 1;
+            }
         }
-        if !text_empty {
-            text.update(b" ", &mut body);
-        }
-        text.update(normalized, &mut body);
-        text_empty = false;
-        if needs_digest(normalized) {
-            fp.chunks
-                .push(ChunkFingerprint { hash: Sha1Stream::digest(normalized, &mut body), block: i as u32 });
-        } else {
-            fp.unhashed += 1;
-        }
-    }
-    let (simhash, shingles) = word_features_for(blocks);
+    });
+    let (simhash, shingles) =
+        if with_shingles { word_features(blocks) } else { (ones.simhash(), Vec::new()) };
     let text_hash = (!text_empty).then(|| text.finish(&mut body));
     fp.file_hash = known.unwrap_or_else(|| body.finish());
     (fp, ReplicaFeatures { simhash, text_hash, shingles })
