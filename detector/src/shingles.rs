@@ -239,19 +239,24 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
         empty_blocks: 0,
         unhashed: 0,
     };
-    let mut text = Sha1Stream::new();
-    let mut text_empty = true;
     let mut scratch: Vec<u8> = Vec::new();
-    // The SimHash words of each block are found while the block is in the L1 cache, in the
-    // same loop (the shingle set, when asked for, takes its own pass below).
+    // The normalized visible text: the non-empty normalized blocks joined by one space. Its
+    // SHA-1 is the text hash; each chunk's SHA-1 is taken from its slice. Built whole, so a
+    // page's many short blocks (table cells, list items) cost one SHA-1 stream and one word
+    // scan instead of a call of each per block.
+    let mut text: Vec<u8> = Vec::with_capacity(blocks.text_bytes() + blocks.block_count());
+    // SimHash words (when the shingle set is not asked for; it takes its own pass below): an
+    // ASCII block's normalized text has the same words as the block (lower-casing keeps
+    // word boundaries, folded whitespace is no word character, and the word hash is of the
+    // lower-cased word), so runs of ASCII blocks are scanned in `text` from `words_from`; any
+    // other block is scanned in its raw form, as `simhash_of_blocks` does.
+    let mut words_from = 0;
     let mut ones = BitCounts::default();
     long_words::with_cache(|cache| {
         for (i, block) in blocks.blocks().enumerate() {
-            if !with_shingles {
-                long_words::for_each_long_word(block, cache, |h| ones.add(h));
-            }
+            let ascii = block.is_ascii();
             let applied;
-            let fast = if block.is_ascii() {
+            let fast = if ascii {
                 crate::fingerprint::normalized_ascii_folded(norm, block, &mut scratch)
             } else {
                 crate::fingerprint::normalized_common_folded(norm, block, &mut scratch)
@@ -263,30 +268,49 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
                     applied.as_bytes()
                 }
             };
+            if !ascii && !with_shingles {
+                let run = ascii_run(&text, words_from);
+                long_words::for_each_long_word(run, cache, |h| ones.add(h));
+                long_words::for_each_long_word(block, cache, |h| ones.add(h));
+            }
             if normalized.is_empty() {
                 fp.empty_blocks += 1;
-                continue;
-            }
-            if !text_empty {
-                text.update(b" ", &mut body);
-            }
-            text.update(normalized, &mut body);
-            text_empty = false;
-            if needs_digest(normalized) {
-                fp.chunks.push(ChunkFingerprint {
-                    hash: Sha1Stream::digest(normalized, &mut body),
-                    block: i as u32,
-                });
             } else {
-                fp.unhashed += 1;
+                if !text.is_empty() {
+                    text.push(b' ');
+                }
+                let start = text.len();
+                text.extend_from_slice(normalized);
+                if needs_digest(normalized) {
+                    let chunk = text.get(start..).unwrap_or_default();
+                    fp.chunks.push(ChunkFingerprint {
+                        hash: Sha1Stream::digest(chunk, &mut body),
+                        block: i as u32,
+                    });
+                } else {
+                    fp.unhashed += 1;
+                }
             }
+            if !ascii {
+                words_from = text.len();
+            }
+        }
+        if !with_shingles {
+            let run = ascii_run(&text, words_from);
+            long_words::for_each_long_word(run, cache, |h| ones.add(h));
         }
     });
     let (simhash, shingles) =
         if with_shingles { word_features(blocks) } else { (ones.simhash(), Vec::new()) };
-    let text_hash = (!text_empty).then(|| text.finish(&mut body));
+    let text_hash = (!text.is_empty()).then(|| Sha1Stream::digest(&text, &mut body));
     fp.file_hash = known.unwrap_or_else(|| body.finish());
     (fp, ReplicaFeatures { simhash, text_hash, shingles })
+}
+
+/// `text[from..]` as a `str`: bytes of ASCII blocks' normalized text and the spaces between
+/// them, so always UTF-8 (an empty run otherwise, never a panic).
+fn ascii_run(text: &[u8], from: usize) -> &str {
+    std::str::from_utf8(text.get(from..).unwrap_or_default()).unwrap_or_default()
 }
 
 /// The page's word-[`SHINGLE_WORDS`]-shingle set from its cleaned blocks: equal to
