@@ -310,22 +310,14 @@ pub(crate) fn normalized_common_folded<'a>(
 /// a time.
 #[inline]
 fn ascii_run_end(bytes: &[u8], from: usize) -> usize {
-    const HI: u64 = 0x8080_8080_8080_8080;
-    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    // Per byte, exact for any byte value (no carries cross bytes): the high bit is set
-    // where the byte is >= 0x80, where it is below 0x20, and where it is a space.
-    let high = |v: u64| v & HI;
-    let control = |v: u64| !(((v & LO7).wrapping_add(0x6060_6060_6060_6060)) | v) & HI;
-    let space = |v: u64| {
-        let t = v ^ 0x2020_2020_2020_2020;
-        !(((t & LO7).wrapping_add(LO7)) | t | LO7)
-    };
+    let high = |v: u64| v & HIGH_BITS;
     let n = bytes.len();
     let mut i = from;
     while i + 9 <= n {
         let x = u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0x80; 8]));
         let y = u64::from_le_bytes(bytes[i + 1..i + 9].try_into().unwrap_or([0x80; 8]));
-        let stop = high(x) | control(x) | (space(x) & (high(y) | control(y) | space(y)));
+        let stop =
+            high(x) | control_bytes(x) | (space_bytes(x) & (high(y) | control_bytes(y) | space_bytes(y)));
         if stop != 0 {
             return i + (stop.trailing_zeros() / 8) as usize;
         }
@@ -345,20 +337,29 @@ fn ascii_run_end(bytes: &[u8], from: usize) -> usize {
 /// For eight ASCII bytes `x` (byte k = src[i + k]) and the same shifted by one (`y`: byte
 /// k = src[i + k + 1]): a mask with the high bit of byte k set where src[i + k] is below
 /// 0x20 (a control character: TAB, LF, VT, FF and CR are whitespace) or is a space followed
-/// by a space. Exact per byte (no borrows cross bytes: every byte is below 0x80).
+/// by a space.
 #[inline]
 fn ascii_bad_ws_mask(x: u64, y: u64) -> u64 {
-    const HI: u64 = 0x8080_8080_8080_8080;
-    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    // High bit set where the byte is >= 0x20: b + 0x60 reaches 0x80 exactly then.
-    let ge_space = x.wrapping_add(0x6060_6060_6060_6060) & HI;
-    let control = !ge_space & HI;
-    // High bit set where the byte equals 0x20: zero-byte test of x ^ 0x20...
-    let is_space = |v: u64| {
-        let t = v ^ 0x2020_2020_2020_2020;
-        !(((t & LO7).wrapping_add(LO7)) | t | LO7)
-    };
-    control | (is_space(x) & is_space(y))
+    control_bytes(x) | (space_bytes(x) & space_bytes(y))
+}
+
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+const LOW_7_BITS: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+
+/// The high bit of each byte of `v` that is below 0x20 (a control character). Exact for any
+/// byte values: `(b & 0x7f) + 0x60` reaches 0x80 exactly when `b & 0x7f` >= 0x20, and no
+/// carry crosses a byte.
+#[inline]
+fn control_bytes(v: u64) -> u64 {
+    !(((v & LOW_7_BITS).wrapping_add(0x6060_6060_6060_6060)) | v) & HIGH_BITS
+}
+
+/// The high bit of each byte of `v` that is a space (the exact zero-byte test of
+/// `v ^ 0x20…`, no carry crosses a byte).
+#[inline]
+fn space_bytes(v: u64) -> u64 {
+    let t = v ^ 0x2020_2020_2020_2020;
+    !(((t & LOW_7_BITS).wrapping_add(LOW_7_BITS)) | t | LOW_7_BITS)
 }
 
 /// Lower-case hex of a digest.

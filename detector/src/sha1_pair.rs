@@ -80,51 +80,18 @@ impl<'a> BodySha1<'a> {
     }
 }
 
-/// A SHA-1 message (the text hash, or one chunk's hash) whose blocks are compressed beside
+/// The SHA-1 of `data` (the text hash, or one chunk's hash), its blocks compressed beside
 /// the body's.
-pub(crate) struct Sha1Stream {
-    state: State,
-    buf: [u8; 64],
-    buffered: usize,
-    len: u64,
-}
-
-impl Sha1Stream {
-    pub(crate) fn new() -> Self {
-        Sha1Stream { state: INITIAL, buf: [0; 64], buffered: 0, len: 0 }
+pub(crate) fn digest_beside(data: &[u8], body: &mut BodySha1) -> Sha1Digest {
+    let mut state = INITIAL;
+    let mut rest = data;
+    while let Some((block, tail)) = rest.split_first_chunk::<64>() {
+        body.compress_with(&mut state, block);
+        rest = tail;
     }
-
-    pub(crate) fn update(&mut self, mut data: &[u8], body: &mut BodySha1) {
-        self.len += data.len() as u64;
-        if self.buffered > 0 {
-            let take = (64 - self.buffered).min(data.len());
-            self.buf[self.buffered..self.buffered + take].copy_from_slice(&data[..take]);
-            self.buffered += take;
-            data = &data[take..];
-            if self.buffered < 64 {
-                return;
-            }
-            body.compress_with(&mut self.state, &self.buf);
-            self.buffered = 0;
-        }
-        while let Some((block, rest)) = data.split_first_chunk::<64>() {
-            body.compress_with(&mut self.state, block);
-            data = rest;
-        }
-        self.buf[..data.len()].copy_from_slice(data);
-        self.buffered = data.len();
-    }
-
-    pub(crate) fn finish(self, body: &mut BodySha1) -> Sha1Digest {
-        pad_and_finish(self.state, self.buf, self.buffered, self.len, &mut |s, b| body.compress_with(s, b))
-    }
-
-    /// The SHA-1 of `data` as one message.
-    pub(crate) fn digest(data: &[u8], body: &mut BodySha1) -> Sha1Digest {
-        let mut s = Sha1Stream::new();
-        s.update(data, body);
-        s.finish(body)
-    }
+    let mut buf = [0u8; 64];
+    buf[..rest.len()].copy_from_slice(rest);
+    pad_and_finish(state, buf, rest.len(), data.len() as u64, &mut |s, b| body.compress_with(s, b))
 }
 
 /// FIPS 180-4 §5.1.1 padding after the `buffered` bytes in `buf`: a 1 bit, zeros, and the
@@ -293,41 +260,35 @@ mod tests {
     fn known_answers() {
         // FIPS 180 examples.
         let mut body = BodySha1::new(b"abc");
-        let empty = Sha1Stream::digest(b"", &mut body);
+        let empty = digest_beside(b"", &mut body);
         assert_eq!(crate::fingerprint::hex(&empty), "da39a3ee5e6b4b0d3255bfef95601890afd80709");
         assert_eq!(crate::fingerprint::hex(&body.finish()), "a9993e364706816aba3e25717850c26c9cd0d89d");
         let long = b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
         let mut body = BodySha1::new(long);
-        let got = Sha1Stream::digest(long, &mut body);
+        let got = digest_beside(long, &mut body);
         assert_eq!(crate::fingerprint::hex(&got), "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
         assert_eq!(body.finish(), got);
     }
 
     #[test]
     fn every_digest_equals_the_sha1_crate() {
-        // Bodies and messages of every length around the block and padding edges, messages
-        // fed in pieces of varying sizes, several messages per body (as a page's chunks).
+        // Bodies and messages of every length around the block and padding edges, several
+        // messages per body (as a page's chunks and its text).
         let lengths = [0usize, 1, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 129, 200, 1000, 4097];
         for (k, &body_len) in lengths.iter().enumerate() {
             let body_bytes = bytes(k as u64 + 1, body_len);
             let mut body = BodySha1::new(&body_bytes);
-            let mut text = Sha1Stream::new();
             let mut text_bytes = Vec::new();
             for (j, &msg_len) in lengths.iter().enumerate() {
                 let msg = bytes((k * 100 + j) as u64 + 7, msg_len);
-                assert_eq!(Sha1Stream::digest(&msg, &mut body), sha1(&msg), "message of {msg_len}");
-                // The text stream takes the same bytes in pieces of 1, 2, 3, ... bytes.
-                let mut rest = &msg[..];
-                let mut piece = 1;
-                while !rest.is_empty() {
-                    let n = piece.min(rest.len());
-                    text.update(&rest[..n], &mut body);
-                    rest = &rest[n..];
-                    piece = piece % 70 + 1;
-                }
+                assert_eq!(digest_beside(&msg, &mut body), sha1(&msg), "message of {msg_len}");
                 text_bytes.extend_from_slice(&msg);
             }
-            assert_eq!(text.finish(&mut body), sha1(&text_bytes), "text after body of {body_len}");
+            assert_eq!(
+                digest_beside(&text_bytes, &mut body),
+                sha1(&text_bytes),
+                "text after body of {body_len}"
+            );
             assert_eq!(body.finish(), sha1(&body_bytes), "body of {body_len}");
         }
     }

@@ -28,7 +28,7 @@ use std::borrow::Cow;
 
 use crate::fingerprint::{sha1, ChunkFingerprint, Fingerprints, Sha1Digest};
 use crate::normalize::Normalization;
-use crate::sha1_pair::{BodySha1, Sha1Stream};
+use crate::sha1_pair::{digest_beside, BodySha1};
 
 /// Words per shingle (the truth's and MinHashLSH peer's word 4-shingles).
 pub const SHINGLE_WORDS: usize = 4;
@@ -211,16 +211,10 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
     needs_digest: impl Fn(&[u8]) -> bool,
     with_shingles: bool,
 ) -> (Fingerprints, ReplicaFeatures) {
-    // SimHash always; the shingle set only when asked for (not computed and dropped).
-    let word_features_for = |blocks: &B| {
-        if with_shingles {
-            word_features(blocks)
-        } else {
-            (simhash_of_blocks(blocks), Vec::new())
-        }
-    };
     if !(norm.collapse_whitespace && norm.trim) {
-        let (simhash, shingles) = word_features_for(blocks);
+        // SimHash always; the shingle set only when asked for (not computed and dropped).
+        let (simhash, shingles) =
+            if with_shingles { word_features(blocks) } else { (simhash_of_blocks(blocks), Vec::new()) };
         let features = ReplicaFeatures { simhash, text_hash: text_hash(blocks, norm), shingles };
         let file_hash = match file_hash {
             FileHash::Known(h) => h,
@@ -283,10 +277,8 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
                 text.extend_from_slice(normalized);
                 if needs_digest(normalized) {
                     let chunk = text.get(start..).unwrap_or_default();
-                    fp.chunks.push(ChunkFingerprint {
-                        hash: Sha1Stream::digest(chunk, &mut body),
-                        block: i as u32,
-                    });
+                    fp.chunks
+                        .push(ChunkFingerprint { hash: digest_beside(chunk, &mut body), block: i as u32 });
                 } else {
                     fp.unhashed += 1;
                 }
@@ -302,7 +294,7 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
     });
     let (simhash, shingles) =
         if with_shingles { word_features(blocks) } else { (ones.simhash(), Vec::new()) };
-    let text_hash = (!text.is_empty()).then(|| Sha1Stream::digest(&text, &mut body));
+    let text_hash = (!text.is_empty()).then(|| digest_beside(&text, &mut body));
     fp.file_hash = known.unwrap_or_else(|| body.finish());
     (fp, ReplicaFeatures { simhash, text_hash, shingles })
 }

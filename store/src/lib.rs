@@ -146,11 +146,18 @@ impl PageRecord {
 
 /// The key of a page capture: `p/` URL `\0` SHA-1.
 pub fn page_key(url: &str, file_hash: &Sha1Digest) -> Vec<u8> {
-    let mut k = Vec::with_capacity(PAGE.len() + url.len() + 21);
+    let mut k = page_url_prefix(url, file_hash.len());
+    k.extend_from_slice(file_hash);
+    k
+}
+
+/// The start every page key of `url` shares (`PAGE`, the URL, a 0 byte), with room for
+/// `extra` more bytes.
+fn page_url_prefix(url: &str, extra: usize) -> Vec<u8> {
+    let mut k = Vec::with_capacity(PAGE.len() + url.len() + 1 + extra);
     k.extend_from_slice(PAGE);
     k.extend_from_slice(url.as_bytes());
     k.push(0);
-    k.extend_from_slice(file_hash);
     k
 }
 
@@ -295,11 +302,7 @@ impl Store {
 
     /// True when some capture of this URL (any digest) is stored.
     pub fn has_url(&self, url: &str) -> Result<bool> {
-        let mut prefix = Vec::with_capacity(PAGE.len() + url.len() + 1);
-        prefix.extend_from_slice(PAGE);
-        prefix.extend_from_slice(url.as_bytes());
-        prefix.push(0);
-        Ok(self.tree.scan_prefix(prefix).next().transpose()?.is_some())
+        Ok(self.tree.scan_prefix(page_url_prefix(url, 0)).next().transpose()?.is_some())
     }
 
     /// True when this capture (URL + digest) is already stored.
