@@ -182,10 +182,23 @@ async fn label_through_the_page_then_report_leaves_it_out() {
         .and_then(|o| o.values().next())
         .and_then(Value::as_str)
         .unwrap_or_else(|| panic!("no button: {button}"));
-    wd(&client, "POST", format!("{session}/element/{id}/click"), json!({})).await;
-    assert_no_dialog(&client, &session, "after labeling").await;
+    // The button's own value says `false-positive`; only the state cell's class shows the label.
+    const LABELED: &str = "class=\"st false-positive\"";
     let source = wd(&client, "GET", format!("{session}/source"), json!({})).await;
-    assert!(source.as_str().unwrap_or("").contains("false-positive"), "label not shown after the click");
+    assert!(!source.as_str().unwrap_or("").contains(LABELED), "labeled before the click");
+    wd(&client, "POST", format!("{session}/element/{id}/click"), json!({})).await;
+    // The click can return before the form's POST and its redirect are done: wait (bounded)
+    // until the page shows the label, so the server has stored it before it is stopped.
+    let start = Instant::now();
+    loop {
+        let source = wd(&client, "GET", format!("{session}/source"), json!({})).await;
+        if source.as_str().unwrap_or("").contains(LABELED) {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "label not shown 20 s after the click");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_no_dialog(&client, &session, "after labeling").await;
     wd(&client, "DELETE", session.clone(), json!({})).await;
     drop(driver);
     drop(review); // the store is opened by one process at a time
