@@ -246,52 +246,49 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
     // other block is scanned in its raw form, as `simhash_of_blocks` does.
     let mut words_from = 0;
     let mut ones = BitCounts::default();
-    long_words::with_cache(|cache| {
-        for (i, block) in blocks.blocks().enumerate() {
-            let ascii = block.is_ascii();
-            let applied;
-            let fast = if ascii {
-                crate::fingerprint::normalized_ascii_folded(norm, block, &mut scratch)
-            } else {
-                crate::fingerprint::normalized_common_folded(norm, block, &mut scratch)
-            };
-            let normalized: &[u8] = match fast {
-                Some(bytes) => bytes,
-                None => {
-                    applied = norm.apply(block);
-                    applied.as_bytes()
-                }
-            };
-            if !ascii && !with_shingles {
-                let run = ascii_run(&text, words_from);
-                long_words::for_each_long_word(run, cache, |h| ones.add(h));
-                long_words::for_each_long_word(block, cache, |h| ones.add(h));
+    for (i, block) in blocks.blocks().enumerate() {
+        let ascii = block.is_ascii();
+        let applied;
+        let fast = if ascii {
+            crate::fingerprint::normalized_ascii_folded(norm, block, &mut scratch)
+        } else {
+            crate::fingerprint::normalized_common_folded(norm, block, &mut scratch)
+        };
+        let normalized: &[u8] = match fast {
+            Some(bytes) => bytes,
+            None => {
+                applied = norm.apply(block);
+                applied.as_bytes()
             }
-            if normalized.is_empty() {
-                fp.empty_blocks += 1;
-            } else {
-                if !text.is_empty() {
-                    text.push(b' ');
-                }
-                let start = text.len();
-                text.extend_from_slice(normalized);
-                if needs_digest(normalized) {
-                    let chunk = text.get(start..).unwrap_or_default();
-                    fp.chunks
-                        .push(ChunkFingerprint { hash: digest_beside(chunk, &mut body), block: i as u32 });
-                } else {
-                    fp.unhashed += 1;
-                }
-            }
-            if !ascii {
-                words_from = text.len();
-            }
-        }
-        if !with_shingles {
+        };
+        if !ascii && !with_shingles {
             let run = ascii_run(&text, words_from);
-            long_words::for_each_long_word(run, cache, |h| ones.add(h));
+            long_words::for_each_long_word(run, |h| ones.add(h));
+            long_words::for_each_long_word(block, |h| ones.add(h));
         }
-    });
+        if normalized.is_empty() {
+            fp.empty_blocks += 1;
+        } else {
+            if !text.is_empty() {
+                text.push(b' ');
+            }
+            let start = text.len();
+            text.extend_from_slice(normalized);
+            if needs_digest(normalized) {
+                let chunk = text.get(start..).unwrap_or_default();
+                fp.chunks.push(ChunkFingerprint { hash: digest_beside(chunk, &mut body), block: i as u32 });
+            } else {
+                fp.unhashed += 1;
+            }
+        }
+        if !ascii {
+            words_from = text.len();
+        }
+    }
+    if !with_shingles {
+        let run = ascii_run(&text, words_from);
+        long_words::for_each_long_word(run, |h| ones.add(h));
+    }
     let (simhash, shingles) =
         if with_shingles { word_features(blocks) } else { (ones.simhash(), Vec::new()) };
     let text_hash = (!text.is_empty()).then(|| digest_beside(&text, &mut body));
@@ -313,15 +310,12 @@ pub fn shingle_set_of_blocks<B: BlockList + ?Sized>(blocks: &B) -> Vec<u32> {
 
 /// Khan & Ali SimHash of the page's cleaned blocks: equal to
 /// [`crate::simhash::page_simhash`] of [`visible_text`], without the shingles.
-/// Only the words longer than 3 characters are hashed, through this thread's word-hash
-/// cache ([`long_words`]).
+/// Only the words longer than 3 characters are hashed ([`long_words`]).
 pub fn simhash_of_blocks<B: BlockList + ?Sized>(blocks: &B) -> u64 {
     let mut ones = BitCounts::default();
-    long_words::with_cache(|cache| {
-        for b in blocks.blocks() {
-            long_words::for_each_long_word(b, cache, |h| ones.add(h));
-        }
-    });
+    for b in blocks.blocks() {
+        long_words::for_each_long_word(b, |h| ones.add(h));
+    }
     ones.simhash()
 }
 

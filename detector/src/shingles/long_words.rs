@@ -1,106 +1,64 @@
 //! The scan's SimHash word pass: the hashes of the words longer than 3 characters, the same
-//! values as [`super::words`] + [`super::hash64`], found eight bytes at a time and looked
-//! up in a per-thread cache instead of hashed byte by byte.
+//! values as [`super::words`] + [`super::hash64`], found eight bytes at a time.
 //!
-//! Why: Khan & Ali's SimHash (§III.C) needs only words of more than 3 characters, and
-//! FNV-1a is a serial multiply per byte with a loop exit that mispredicts once per word. Here
-//! - a word's extent is found with SWAR masks over eight bytes (word characters
+//! Why: Khan & Ali's SimHash (§III.C) needs only words of more than 3 characters, and the
+//! plain word loop (FNV-1a byte by byte, exiting at the word's end) mispredicts a branch
+//! once per word. Here
+//! - a word's extent is found with SIMD masks over 64 bytes (word characters
 //!   `[A-Za-z0-9_]`; any byte ≥ 0x80 sends the word to the general Unicode path),
 //! - short words (≤ 3 bytes, ASCII) are skipped without hashing,
-//! - an ASCII word of up to 16 bytes is its own key (its lower-cased bytes in two `u64`s),
-//!   and a direct-mapped cache maps the key to `hash64` of the word. Word frequencies are
-//!   Zipfian, so most lookups hit; a miss computes `hash64` from the key's bytes. The hash is
-//!   a pure function of the key, so one cache serves every page a thread scans;
+//! - an ASCII word of up to 16 bytes is loaded as two `u64`s of lower-cased bytes and hashed
+//!   from them in a fixed number of steps, each kept or dropped by a mask rather than a
+//!   branch ([`hash_key`]), so consecutive words' hashes overlap in the CPU;
 //! - longer words and words with non-ASCII characters are hashed as before.
-
-use std::cell::RefCell;
+//!
+//! Until 2026-11-23 (session 7) a per-thread direct-mapped cache from word to hash stood in
+//! front of the hashing. It was faster on its own, but in the scan the tokenizer runs
+//! between pages and pushes its 176 KB out of the near caches: measured page by page beside
+//! the bare tokenizer (debian-docs), the scan gained about 3 points without it.
 
 use super::{fmix64, general_word, is_word_char, FNV_OFFSET, FNV_PRIME, WORD_BYTE};
 
-/// Slots of the word-hash cache for words of 4–8 bytes (16 bytes each) and of 9–16 bytes
-/// (24 bytes each): 2^SHORT_BITS × 16 + 2^MEDIUM_BITS × 24 bytes per thread.
-const SHORT_BITS: u32 = 13;
-const MEDIUM_BITS: u32 = 11;
-
 /// `| LOWER` lower-cases the ASCII letters of a word and keeps its digits; it maps `_`
-/// (0x5F) to 0x7F, which is not a word character, so the key still identifies the word.
+/// (0x5F) to 0x7F, which [`underscores_back`] undoes.
 const LOWER: u64 = 0x2020_2020_2020_2020;
 
-/// A cached word: its bytes `| LOWER`, zero-padded (a word's first byte is never 0, so
-/// `key == 0` marks an empty slot), and its `hash64`.
-#[derive(Clone, Copy, Default)]
-struct ShortSlot {
-    key: u64,
-    hash: u64,
+/// `x` with its 0x7F bytes (`_` after `| LOWER`) back to `_` (0x5F).
+#[inline(always)]
+fn underscores_back(x: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let t = x ^ LOW7; // a zero byte where `x` has 0x7F
+    let nonzero = ((t & LOW7).wrapping_add(LOW7) | t) & HIGH;
+    x ^ ((!nonzero & HIGH) >> 2) // 0x7F ^ 0x20 = 0x5F
 }
 
-#[derive(Clone, Copy, Default)]
-struct MediumSlot {
-    lo: u64,
-    hi: u64,
-    hash: u64,
-}
-
-/// Direct-mapped caches from an ASCII word of ≤ 16 bytes to its [`super::hash64`]. Small
-/// enough to stay in the L1 data cache beside the text.
-pub(super) struct WordHashCache {
-    short: Box<[ShortSlot]>,
-    medium: Box<[MediumSlot]>,
-}
-
-impl WordHashCache {
-    pub(super) fn new() -> Self {
-        WordHashCache {
-            short: vec![ShortSlot::default(); 1 << SHORT_BITS].into_boxed_slice(),
-            medium: vec![MediumSlot::default(); 1 << MEDIUM_BITS].into_boxed_slice(),
-        }
+/// FNV-1a steps over bytes `from..8` of `x`, each kept only where its index is below `len`:
+/// a fixed count of steps, so no branch on the word's length.
+#[inline(always)]
+fn fnv_masked(mut h: u64, x: u64, from: usize, len: usize) -> u64 {
+    for k in from..8 {
+        let next = (h ^ ((x >> (8 * k)) & 0xff)).wrapping_mul(FNV_PRIME);
+        let keep = ((k < len) as u64).wrapping_neg();
+        h = (next & keep) | (h & !keep);
     }
-
-    #[inline]
-    fn hash(&mut self, lo: u64, hi: u64, len: usize) -> u64 {
-        if len <= 8 {
-            let index = (lo.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SHORT_BITS)) as usize;
-            let Some(slot) = self.short.get_mut(index) else { return hash_key(lo, hi, len) };
-            if slot.key == lo {
-                return slot.hash;
-            }
-            let hash = hash_key(lo, hi, len);
-            *slot = ShortSlot { key: lo, hash };
-            return hash;
-        }
-        let index =
-            ((lo ^ hi.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - MEDIUM_BITS)) as usize;
-        let Some(slot) = self.medium.get_mut(index) else { return hash_key(lo, hi, len) };
-        if slot.lo == lo && slot.hi == hi {
-            return slot.hash;
-        }
-        let hash = hash_key(lo, hi, len);
-        *slot = MediumSlot { lo, hi, hash };
-        hash
-    }
+    h
 }
 
-thread_local! {
-    static CACHE: RefCell<WordHashCache> = RefCell::new(WordHashCache::new());
-}
-
-/// Run `f` with this thread's cache (a fresh one if it is somehow in use already).
-pub(super) fn with_cache<R>(f: impl FnOnce(&mut WordHashCache) -> R) -> R {
-    CACHE.with(|c| match c.try_borrow_mut() {
-        Ok(mut cache) => f(&mut cache),
-        Err(_) => f(&mut WordHashCache::new()),
-    })
-}
-
-/// `hash64` of the lower-cased word whose `len` key bytes are held little-endian in `lo`
-/// then `hi` (0x7F is the key byte of `_`).
+/// `hash64` of the lower-cased ASCII word of `len` bytes (4 ≤ `len` ≤ 16) held
+/// little-endian, `| LOWER`, in `lo` then `hi`.
+#[inline(always)]
 fn hash_key(lo: u64, hi: u64, len: usize) -> u64 {
+    debug_assert!((4..=16).contains(&len));
+    let lo = underscores_back(lo);
     let mut h = FNV_OFFSET;
-    for k in 0..len {
-        let word = if k < 8 { lo } else { hi };
-        let b = (word >> (8 * (k % 8))) & 0xff;
-        h ^= if b == 0x7f { b'_' as u64 } else { b };
-        h = h.wrapping_mul(FNV_PRIME);
+    // Every word here has at least 4 bytes.
+    for k in 0..4 {
+        h = (h ^ ((lo >> (8 * k)) & 0xff)).wrapping_mul(FNV_PRIME);
+    }
+    h = fnv_masked(h, lo, 4, len);
+    if len > 8 {
+        h = fnv_masked(h, underscores_back(hi), 0, len - 8);
     }
     fmix64(h)
 }
@@ -126,16 +84,6 @@ fn load8(b: &[u8], i: usize) -> u64 {
             buf[..tail.len()].copy_from_slice(tail);
             u64::from_le_bytes(buf)
         }
-    }
-}
-
-/// Bytes `0..len` of `x` (`len` ≤ 8).
-#[inline]
-fn low_bytes(x: u64, len: usize) -> u64 {
-    if len >= 8 {
-        x
-    } else {
-        x & ((1u64 << (8 * len)) - 1)
     }
 }
 
@@ -211,7 +159,7 @@ fn non_ascii_word_char_at(text: &str, i: usize) -> bool {
 
 /// Call `f(hash64(lower-cased word))` for every word of `text` with more than 3 characters,
 /// in order: the long words of [`super::words`].
-pub(super) fn for_each_long_word(text: &str, cache: &mut WordHashCache, mut f: impl FnMut(u64)) {
+pub(super) fn for_each_long_word(text: &str, mut f: impl FnMut(u64)) {
     let bytes = text.as_bytes();
     let n = bytes.len();
     let general = |start: usize, f: &mut dyn FnMut(u64)| {
@@ -260,9 +208,10 @@ pub(super) fn for_each_long_word(text: &str, cache: &mut WordHashCache, mut f: i
             }
             if len > 3 {
                 let h = if len <= 16 {
-                    let lo = low_bytes(load8(bytes, at) | LOWER, len);
-                    let hi = if len > 8 { low_bytes(load8(bytes, at + 8) | LOWER, len - 8) } else { 0 };
-                    cache.hash(lo, hi, len)
+                    // Bytes past the word's end are loaded too; `hash_key` leaves them out.
+                    let lo = load8(bytes, at) | LOWER;
+                    let hi = if len > 8 { load8(bytes, at + 8) | LOWER } else { 0 };
+                    hash_key(lo, hi, len)
                 } else {
                     hash_ascii_lower(bytes.get(at..at + len).unwrap_or_default())
                 };
@@ -282,9 +231,9 @@ mod tests {
         words(text).filter(|w| w.chars().nth(3).is_some()).map(|w| hash64(w.as_bytes())).collect()
     }
 
-    fn got(text: &str, cache: &mut WordHashCache) -> Vec<u64> {
+    fn got(text: &str) -> Vec<u64> {
         let mut out = Vec::new();
-        for_each_long_word(text, cache, |h| out.push(h));
+        for_each_long_word(text, |h| out.push(h));
         out
     }
 
@@ -339,7 +288,6 @@ mod tests {
             " ".repeat(40).leak(),
         ];
         let mut x = 11u64;
-        let mut cache = WordHashCache::new();
         for _ in 0..20_000 {
             let len = (fmix64(x) % 24) as usize;
             let text: String = (0..len)
@@ -348,13 +296,12 @@ mod tests {
                     palette[(x % palette.len() as u64) as usize]
                 })
                 .collect();
-            assert_eq!(got(&text, &mut cache), expected(&text), "{text:?}");
+            assert_eq!(got(&text), expected(&text), "{text:?}");
         }
     }
 
     #[test]
     fn word_lengths_around_the_window_edges() {
-        let mut cache = WordHashCache::new();
         for len in 1..=140 {
             for pad in [0, 1, 2, 7, 8, 9, 31, 55, 56, 60, 61, 62, 63, 64, 65, 100] {
                 let word: String = (0..len).map(|k| (b'a' + (k % 26) as u8) as char).collect();
@@ -364,20 +311,34 @@ mod tests {
                     format!("{}{word}é", "-".repeat(pad)),
                     format!("{}{word}—y", "-".repeat(pad)),
                 ] {
-                    assert_eq!(got(&text, &mut cache), expected(&text), "{text:?}");
-                    // Again, now from the cache.
-                    assert_eq!(got(&text, &mut cache), expected(&text), "{text:?}");
+                    assert_eq!(got(&text), expected(&text), "{text:?}");
                 }
             }
         }
     }
 
     #[test]
-    fn colliding_slots_keep_the_right_hash() {
-        // Many distinct words through a small cache: every answer still equals hash64.
-        let mut cache = WordHashCache::new();
+    fn underscores_digits_and_case_at_every_position() {
+        // `_` becomes 0x7F in the key and must hash as `_`; the bytes after a word (here
+        // DEL, `_`-like 0x7F, and `-`) must not enter its hash.
+        for len in 4..=20 {
+            for at in 0..len {
+                for c in ['_', '7', 'Q'] {
+                    let word: String =
+                        (0..len).map(|k| if k == at { c } else { (b'a' + k as u8) as char }).collect();
+                    for text in
+                        [word.clone(), format!("{word}\u{7f}x"), format!("{word}-{word}"), "_".repeat(len)]
+                    {
+                        assert_eq!(got(&text), expected(&text), "{text:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn many_distinct_words() {
         let text: String = (0..50_000u64).map(|k| format!("w{k:x}q ")).collect();
-        assert_eq!(got(&text, &mut cache), expected(&text));
-        assert_eq!(got(&text, &mut cache), expected(&text));
+        assert_eq!(got(&text), expected(&text));
     }
 }
