@@ -16,9 +16,15 @@
 //! 16-bit prefixes; more blocks trade memory (C(b, k) tables of 8 bytes per key) for fewer
 //! keys examined.
 //!
-//! The index is built once from a batch ([`NearDupIndex::build`]); keys added later go to a
-//! small pending list that lookups scan directly, and which is merged into the tables
-//! (rebuilt) once it exceeds an eighth of the indexed keys, so a crawl can use it live.
+//! The index is built once from a batch ([`NearDupIndex::build`]); keys added later
+//! ([`NearDupIndex::insert`]) go to a pending list of at most [`PENDING_KEYS`] that lookups
+//! scan directly. A full pending list becomes a level of its own (its own permuted tables),
+//! and the two newest levels are merged while the newer is at least as large as the older (a
+//! binary counter), so a live index of n keys has at most about log2(n / PENDING_KEYS) + 1
+//! levels, a lookup costs one probe per table per level plus the pending scan, and each key
+//! is re-sorted O(log n) times. (Until 2026-11-23 the pending list grew to an eighth of the
+//! index before one rebuild of everything: a scan of millions of pages spent a linear scan
+//! of up to n/8 keys on every page.)
 
 /// Index settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,16 +143,81 @@ impl Table {
     }
 }
 
+/// Most keys a lookup scans directly before they are given tables of their own.
+pub const PENDING_KEYS: usize = 4096;
+
 /// Manku et al.'s permuted-table index of (SimHash, id) pairs.
 #[derive(Debug, Clone)]
 pub struct NearDupIndex {
     cfg: IndexConfig,
+    /// Oldest and largest first; see the module docs.
+    levels: Vec<Level>,
+    /// Added since the newest level was built; scanned directly by lookups.
+    pending: Vec<(u64, u32)>,
+}
+
+/// A set of keys with its permuted tables.
+#[derive(Debug, Clone)]
+struct Level {
     tables: Vec<Table>,
-    /// Indexed keys, sorted, with their ids (parallel): maps a found key back to its ids.
+    /// The keys, sorted, with their ids (parallel): maps a found key back to its ids.
     fps: Vec<u64>,
     ids: Vec<u32>,
-    /// Added since the last build; scanned directly by lookups.
-    pending: Vec<(u64, u32)>,
+}
+
+impl Level {
+    fn build(cfg: IndexConfig, mut items: Vec<(u64, u32)>) -> Level {
+        items.sort_unstable();
+        let fps: Vec<u64> = items.iter().map(|x| x.0).collect();
+        let ids: Vec<u32> = items.iter().map(|x| x.1).collect();
+        let mut distinct = fps.clone();
+        distinct.dedup();
+        let b = cfg.blocks as usize;
+        // Block j: bits [shift, shift + width); widths differ by at most one.
+        let mut blocks = Vec::with_capacity(b);
+        let mut shift = 0u32;
+        for j in 0..b as u32 {
+            let width = 64 / b as u32 + u32::from(j < 64 % b as u32);
+            blocks.push((shift, width));
+            shift += width;
+        }
+        let keep = b - cfg.k as usize;
+        let tables = combinations(b, keep)
+            .iter()
+            .map(|chosen| Table::build(Permutation::new(&blocks, chosen), &distinct))
+            .collect();
+        Level { tables, fps, ids }
+    }
+
+    /// Adds the (distance, id) of every key within `k` of `q` to `out`; `found` is scratch.
+    fn query(&self, q: u64, k: u32, found: &mut Vec<u64>, out: &mut Vec<NearMatch>) {
+        found.clear();
+        for t in &self.tables {
+            t.probe(q, k, found);
+        }
+        found.sort_unstable();
+        found.dedup();
+        for &fp in found.iter() {
+            let start = self.fps.partition_point(|&x| x < fp);
+            let distance = (fp ^ q).count_ones();
+            for i in start..self.fps.len() {
+                if self.fps[i] != fp {
+                    break;
+                }
+                out.push(NearMatch { distance, id: self.ids[i] });
+            }
+        }
+    }
+
+    fn into_items(self) -> impl Iterator<Item = (u64, u32)> {
+        self.fps.into_iter().zip(self.ids)
+    }
+
+    fn bytes(&self) -> usize {
+        self.tables.iter().map(Table::bytes).sum::<usize>()
+            + self.fps.capacity() * 8
+            + self.ids.capacity() * 4
+    }
 }
 
 /// A lookup result: an id whose key is within k of the query, and the distance.
@@ -192,62 +263,34 @@ impl NearDupIndex {
         if items.len() >= u32::MAX as usize {
             return Err(IndexError::TooManyKeys);
         }
-        let mut idx =
-            NearDupIndex { cfg, tables: Vec::new(), fps: Vec::new(), ids: Vec::new(), pending: items };
-        idx.rebuild();
-        Ok(idx)
-    }
-
-    fn rebuild(&mut self) {
-        let mut items: Vec<(u64, u32)> = std::mem::take(&mut self.pending);
-        items.extend(self.fps.iter().copied().zip(self.ids.iter().copied()));
-        items.sort_unstable();
-        self.fps = items.iter().map(|x| x.0).collect();
-        self.ids = items.iter().map(|x| x.1).collect();
-        let mut distinct = self.fps.clone();
-        distinct.dedup();
-        let b = self.cfg.blocks as usize;
-        // Block j: bits [shift, shift + width); widths differ by at most one.
-        let mut blocks = Vec::with_capacity(b);
-        let mut shift = 0u32;
-        for j in 0..b as u32 {
-            let width = 64 / b as u32 + u32::from(j < 64 % b as u32);
-            blocks.push((shift, width));
-            shift += width;
-        }
-        let keep = b - self.cfg.k as usize;
-        self.tables = combinations(b, keep)
-            .iter()
-            .map(|chosen| Table::build(Permutation::new(&blocks, chosen), &distinct))
-            .collect();
+        let levels = if items.is_empty() { Vec::new() } else { vec![Level::build(cfg, items)] };
+        Ok(NearDupIndex { cfg, levels, pending: Vec::new() })
     }
 
     /// Add one key after the build (live use); lookups see it at once.
     pub fn insert(&mut self, key: u64, id: u32) {
         self.pending.push((key, id));
-        if self.pending.len() > 4096.max(self.fps.len() / 8) {
-            self.rebuild();
+        if self.pending.len() < PENDING_KEYS {
+            return;
+        }
+        let level = Level::build(self.cfg, std::mem::take(&mut self.pending));
+        self.levels.push(level);
+        while let [.., older, newer] = self.levels.as_slice() {
+            if newer.fps.len() < older.fps.len() {
+                break;
+            }
+            let (Some(newer), Some(older)) = (self.levels.pop(), self.levels.pop()) else { break };
+            let items: Vec<(u64, u32)> = older.into_items().chain(newer.into_items()).collect();
+            self.levels.push(Level::build(self.cfg, items));
         }
     }
 
     /// Every id whose key is within k of `q`, nearest first (then by id).
     pub fn query(&self, q: u64) -> Vec<NearMatch> {
         let mut found: Vec<u64> = Vec::new();
-        for t in &self.tables {
-            t.probe(q, self.cfg.k, &mut found);
-        }
-        found.sort_unstable();
-        found.dedup();
-        let mut out = Vec::with_capacity(found.len());
-        for fp in found {
-            let start = self.fps.partition_point(|&x| x < fp);
-            let distance = (fp ^ q).count_ones();
-            for i in start..self.fps.len() {
-                if self.fps[i] != fp {
-                    break;
-                }
-                out.push(NearMatch { distance, id: self.ids[i] });
-            }
+        let mut out = Vec::new();
+        for level in &self.levels {
+            level.query(q, self.cfg.k, &mut found, &mut out);
         }
         for &(key, id) in &self.pending {
             let distance = (key ^ q).count_ones();
@@ -261,16 +304,21 @@ impl NearDupIndex {
 
     /// Keys indexed (including pending ones).
     pub fn len(&self) -> usize {
-        self.fps.len() + self.pending.len()
+        self.levels.iter().map(|l| l.fps.len()).sum::<usize>() + self.pending.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Number of permuted tables.
+    /// Number of permuted tables (per level): C(blocks, k).
     pub fn tables(&self) -> usize {
-        self.tables.len()
+        binomial(self.cfg.blocks as u64, self.cfg.k as u64) as usize
+    }
+
+    /// Levels with tables (see the module docs).
+    pub fn levels(&self) -> usize {
+        self.levels.len()
     }
 
     pub fn config(&self) -> IndexConfig {
@@ -279,10 +327,7 @@ impl NearDupIndex {
 
     /// Heap bytes held (tables, directories, key → id map, pending list).
     pub fn heap_bytes(&self) -> usize {
-        self.tables.iter().map(Table::bytes).sum::<usize>()
-            + self.fps.capacity() * 8
-            + self.ids.capacity() * 4
-            + self.pending.capacity() * 16
+        self.levels.iter().map(Level::bytes).sum::<usize>() + self.pending.capacity() * 16
     }
 }
 
@@ -401,6 +446,36 @@ mod tests {
         assert_eq!(idx.len(), 6000);
         for &(x, _) in all.iter().take(300) {
             assert_eq!(idx.query(x), brute(&all, x, 3));
+        }
+    }
+
+    #[test]
+    fn live_inserts_form_few_levels_and_are_all_found() {
+        // From empty, as a scan uses it: 12.5 pending lists' worth of keys.
+        let mut r = Rng(4242);
+        let mut idx = NearDupIndex::build(IndexConfig::new(3), Vec::new()).expect("valid");
+        let mut all: Vec<(u64, u32)> = Vec::new();
+        let n = PENDING_KEYS as u32 * 25 / 2;
+        for i in 0..n {
+            let x = if i % 4 == 0 && i > 0 { r.flip(all[(i / 2) as usize].0, i % 5) } else { r.next() };
+            idx.insert(x, i);
+            all.push((x, i));
+            if i % 1999 == 0 {
+                assert_eq!(idx.query(x), brute(&all, x, 3), "after {i} inserts");
+            }
+            // A binary counter of full pending lists: one level per set bit.
+            let full = (i as usize + 1) / PENDING_KEYS;
+            assert_eq!(idx.levels(), full.count_ones() as usize, "after {} inserts", i + 1);
+        }
+        assert_eq!(idx.len(), n as usize);
+        assert_eq!(idx.pending.len(), n as usize % PENDING_KEYS);
+        for &(x, _) in all.iter().step_by(97) {
+            assert_eq!(idx.query(x), brute(&all, x, 3));
+        }
+        for _ in 0..200 {
+            let pick = (r.next() % n as u64) as usize;
+            let q = r.flip(all[pick].0, 2);
+            assert_eq!(idx.query(q), brute(&all, q, 3));
         }
     }
 
