@@ -8,7 +8,8 @@
 //! normalized visible text (the text hash) and each chunk long enough to be labeled (§3.1
 //! step 2). The body is the longest, so every block of a text or chunk message is compressed
 //! together with the body's next block ([`BodySha1::compress_with`]); what is left of the
-//! body at the end is compressed alone.
+//! body after them is compressed alone, spread through the SimHash word scan
+//! ([`BodySha1::compress_one`]), whose FNV-1a chains leave the SHA unit idle.
 //!
 //! Every digest equals the `sha1` crate's (tested). Without SHA-NI (or off x86-64) the pairs
 //! are two calls of the `sha1` crate's compression function.
@@ -65,6 +66,21 @@ impl<'a> BodySha1<'a> {
                 self.rest = rest;
             }
             None => compress1(state, block),
+        }
+    }
+
+    /// Whole body blocks not compressed yet.
+    pub(crate) fn blocks_left(&self) -> usize {
+        self.rest.len() / 64
+    }
+
+    /// Compress the body's next whole block alone (none left: nothing). Called between
+    /// other work (the SimHash word scan), a block's chain of dependent rounds overlaps it.
+    #[inline]
+    pub(crate) fn compress_one(&mut self) {
+        if let Some((block, rest)) = self.rest.split_first_chunk::<64>() {
+            compress1(&mut self.state, block);
+            self.rest = rest;
         }
     }
 

@@ -242,10 +242,11 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
     // SimHash words (when the shingle set is not asked for; it takes its own pass below): an
     // ASCII block's normalized text has the same words as the block (lower-casing keeps
     // word boundaries, folded whitespace is no word character, and the word hash is of the
-    // lower-cased word), so runs of ASCII blocks are scanned in `text` from `words_from`; any
-    // other block is scanned in its raw form, as `simhash_of_blocks` does.
+    // lower-cased word), so runs of ASCII blocks are scanned in `text`; any other block is
+    // scanned in its raw form, as `simhash_of_blocks` does. The scan runs after the SHA-1s
+    // (below), over these pieces in page order.
+    let mut word_pieces: Vec<WordPiece> = Vec::new();
     let mut words_from = 0;
-    let mut ones = BitCounts::default();
     for (i, block) in blocks.blocks().enumerate() {
         let ascii = block.is_ascii();
         let applied;
@@ -262,9 +263,8 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
             }
         };
         if !ascii && !with_shingles {
-            let run = ascii_run(&text, words_from);
-            long_words::for_each_long_word(run, |h| ones.add(h));
-            long_words::for_each_long_word(block, |h| ones.add(h));
+            word_pieces.push(WordPiece::Text(words_from, text.len()));
+            word_pieces.push(WordPiece::Raw(block));
         }
         if normalized.is_empty() {
             fp.empty_blocks += 1;
@@ -285,21 +285,50 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
             words_from = text.len();
         }
     }
-    if !with_shingles {
-        let run = ascii_run(&text, words_from);
-        long_words::for_each_long_word(run, |h| ones.add(h));
-    }
-    let (simhash, shingles) =
-        if with_shingles { word_features(blocks) } else { (ones.simhash(), Vec::new()) };
     let text_hash = (!text.is_empty()).then(|| digest_beside(&text, &mut body));
+    let (simhash, shingles) = if with_shingles {
+        word_features(blocks)
+    } else {
+        word_pieces.push(WordPiece::Text(words_from, text.len()));
+        // The body blocks left now have no other message to pair with: one is compressed
+        // every `every` long words (about one long word per 11 bytes of text), so their
+        // rounds run while the word hashes wait on their multiplies.
+        let lone = body.blocks_left();
+        let every = (text.len() / 11 / (lone + 1)).clamp(1, 64);
+        let mut ones = BitCounts::default();
+        let mut since = 0;
+        let mut add = |h: u64| {
+            ones.add(h);
+            since += 1;
+            if since == every {
+                since = 0;
+                body.compress_one();
+            }
+        };
+        for piece in &word_pieces {
+            let words = match *piece {
+                WordPiece::Text(from, to) => ascii_run(&text, from, to),
+                WordPiece::Raw(block) => block,
+            };
+            long_words::for_each_long_word(words, &mut add);
+        }
+        (ones.simhash(), Vec::new())
+    };
     fp.file_hash = known.unwrap_or_else(|| body.finish());
     (fp, ReplicaFeatures { simhash, text_hash, shingles })
 }
 
-/// `text[from..]` as a `str`: bytes of ASCII blocks' normalized text and the spaces between
-/// them, so always UTF-8 (an empty run otherwise, never a panic).
-fn ascii_run(text: &[u8], from: usize) -> &str {
-    std::str::from_utf8(text.get(from..).unwrap_or_default()).unwrap_or_default()
+/// A piece of a page's text for the SimHash word scan: bytes `from..to` of the normalized
+/// text (a run of ASCII blocks), or a non-ASCII block as cleaned.
+enum WordPiece<'a> {
+    Text(usize, usize),
+    Raw(&'a str),
+}
+
+/// `text[from..to]` as a `str`: bytes of ASCII blocks' normalized text and the spaces
+/// between them, so always UTF-8 (an empty run otherwise, never a panic).
+fn ascii_run(text: &[u8], from: usize, to: usize) -> &str {
+    std::str::from_utf8(text.get(from..to).unwrap_or_default()).unwrap_or_default()
 }
 
 /// The page's word-[`SHINGLE_WORDS`]-shingle set from its cleaned blocks: equal to
