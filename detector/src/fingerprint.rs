@@ -354,11 +354,17 @@ fn control_bytes(v: u64) -> u64 {
     !(((v & LOW_7_BITS).wrapping_add(0x6060_6060_6060_6060)) | v) & HIGH_BITS
 }
 
-/// The high bit of each byte of `v` that is a space (the exact zero-byte test of
-/// `v ^ 0x20…`, no carry crosses a byte).
+/// The high bit of each byte of `v` that is a space.
 #[inline]
 fn space_bytes(v: u64) -> u64 {
-    let t = v ^ 0x2020_2020_2020_2020;
+    bytes_equal_to(v, b' ')
+}
+
+/// The high bit of each byte of `v` equal to `byte`: the exact zero-byte test of
+/// `v ^ byte…` (no carry crosses a byte).
+#[inline(always)]
+pub(crate) fn bytes_equal_to(v: u64, byte: u8) -> u64 {
+    let t = v ^ (u64::from(byte) * 0x0101_0101_0101_0101);
     !(((t & LOW_7_BITS).wrapping_add(LOW_7_BITS)) | t | LOW_7_BITS)
 }
 

@@ -26,11 +26,8 @@ const LOWER: u64 = 0x2020_2020_2020_2020;
 /// `x` with its 0x7F bytes (`_` after `| LOWER`) back to `_` (0x5F).
 #[inline(always)]
 fn underscores_back(x: u64) -> u64 {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let t = x ^ LOW7; // a zero byte where `x` has 0x7F
-    let nonzero = ((t & LOW7).wrapping_add(LOW7) | t) & HIGH;
-    x ^ ((!nonzero & HIGH) >> 2) // 0x7F ^ 0x20 = 0x5F
+    // A high bit per 0x7F byte, moved to 0x20: 0x7F ^ 0x20 = 0x5F.
+    x ^ (crate::fingerprint::bytes_equal_to(x, 0x7f) >> 2)
 }
 
 /// FNV-1a steps over bytes `from..8` of `x`, each kept only where its index is below `len`:
