@@ -297,21 +297,20 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
         let every = (text.len() / 11 / (lone + 1)).clamp(1, 64);
         let mut ones = BitCounts::default();
         let mut since = 0;
-        let mut add = |h: u64| {
-            ones.add(h);
-            since += 1;
-            if since == every {
-                since = 0;
-                body.compress_one();
-            }
-        };
-        for piece in &word_pieces {
-            let words = match *piece {
+        let pieces: Vec<&str> = word_pieces
+            .iter()
+            .map(|piece| match *piece {
                 WordPiece::Text(from, to) => ascii_run(&text, from, to),
                 WordPiece::Raw(block) => block,
-            };
-            long_words::for_each_long_word(words, &mut add);
-        }
+            })
+            .collect();
+        long_words::count_long_words(&pieces, &mut ones, |n| {
+            since += n;
+            while since >= every {
+                since -= every;
+                body.compress_one();
+            }
+        });
         (ones.simhash(), Vec::new())
     };
     fp.file_hash = known.unwrap_or_else(|| body.finish());
@@ -342,9 +341,8 @@ pub fn shingle_set_of_blocks<B: BlockList + ?Sized>(blocks: &B) -> Vec<u32> {
 /// Only the words longer than 3 characters are hashed ([`long_words`]).
 pub fn simhash_of_blocks<B: BlockList + ?Sized>(blocks: &B) -> u64 {
     let mut ones = BitCounts::default();
-    for b in blocks.blocks() {
-        long_words::for_each_long_word(b, |h| ones.add(h));
-    }
+    let pieces: Vec<&str> = blocks.blocks().collect();
+    long_words::count_long_words(&pieces, &mut ones, |_| {});
     ones.simhash()
 }
 
@@ -455,6 +453,41 @@ impl BitCounts {
         if self.pending == 255 {
             self.flush();
         }
+    }
+
+    /// `add` of `hashes[..n]`; with `AVX512`, by byte masks
+    /// ([`long_words::avx512::add_bits`]).
+    #[inline(always)]
+    fn add_batch<const AVX512: bool>(&mut self, hashes: &[u64; 8], n: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if AVX512 {
+            // SAFETY: `AVX512` is true only below `long_words::avx512::count_long_words`,
+            // which runs only on a CPU with the features.
+            unsafe { self.add_zero_padded(hashes, n, n) };
+            return;
+        }
+        for &h in hashes.iter().take(n) {
+            self.add(h);
+        }
+    }
+
+    /// `add` of the first `n` of `hashes`, by byte masks over the first `lanes` (≥ `n`;
+    /// hashes `n..lanes` must be 0: they add nothing).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F and BW.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    #[inline]
+    unsafe fn add_zero_padded(&mut self, hashes: &[u64; 8], n: usize, lanes: usize) {
+        // No byte counter may pass 255.
+        if self.pending as usize + n > 255 {
+            self.flush();
+        }
+        // SAFETY: the caller's CPU has the features.
+        unsafe { long_words::avx512::add_bits(&mut self.lanes, hashes, lanes) };
+        self.pending += n as u32;
+        self.total += n as u32;
     }
 
     fn flush(&mut self) {
