@@ -121,8 +121,10 @@ impl TokenSink for Sink {
 
     fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
         let mut st = self.0.borrow_mut();
-        match token {
-            Token::CharacterTokens(t) => st.text(&t),
+        // Matched by reference: moving the token's fields out copies them with wide loads
+        // across the tokenizer's narrower stores, which the CPU cannot forward.
+        match &token {
+            Token::CharacterTokens(t) => st.text(t),
             Token::TagToken(tag) => return st.tag(tag),
             Token::EOFToken => st.flush(),
             // Comments, doctypes, NULs and parse errors carry no visible text.
@@ -444,7 +446,7 @@ impl State {
         self.cur_has_text = false;
     }
 
-    fn tag(&mut self, tag: Tag) -> TokenSinkResult<()> {
+    fn tag(&mut self, tag: &Tag) -> TokenSinkResult<()> {
         match tag.kind {
             TagKind::StartTag => self.start_tag(tag),
             TagKind::EndTag => {
@@ -454,7 +456,7 @@ impl State {
         }
     }
 
-    fn start_tag(&mut self, tag: Tag) -> TokenSinkResult<()> {
+    fn start_tag(&mut self, tag: &Tag) -> TokenSinkResult<()> {
         let info = tag_info(&tag.name);
         if self.in_head && !info.in_head {
             self.in_head = false;
@@ -465,7 +467,7 @@ impl State {
                 self.open_block(b);
                 TokenSinkResult::Continue
             }
-            class => self.special_start_tag(class, &tag),
+            class => self.special_start_tag(class, tag),
         }
     }
 
