@@ -140,6 +140,107 @@ pub(crate) fn normalized_sha1_ascii(norm: &Normalization, text: &str) -> Option<
     Some(Some(hasher.finalize().into()))
 }
 
+/// Whether [`append_folded_ascii`] may take its AVX-512 path on this CPU (checked once per
+/// page by the caller).
+pub(crate) fn fold_avx512_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vbmi2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Append the bytes of `norm.apply(text)` to `out` for ASCII `text` under a normalization
+/// that collapses and trims whitespace; `false`, with `out` as it was, when `text` is not
+/// ASCII. With `avx512` (from [`fold_avx512_available`]) 64 bytes at a time: whitespace as
+/// a bit mask, every whitespace byte after another dropped and the rest made spaces,
+/// upper-case letters lowered, the kept bytes compressed into place; otherwise
+/// [`normalized_ascii_folded`] through `scratch`. Equal to [`Normalization::apply`]
+/// (tested, both paths).
+#[inline]
+pub(crate) fn append_folded_ascii(
+    norm: &Normalization,
+    text: &str,
+    out: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
+    avx512: bool,
+) -> bool {
+    debug_assert!(norm.collapse_whitespace && norm.trim);
+    #[cfg(target_arch = "x86_64")]
+    if avx512 {
+        // SAFETY: `avx512` comes from `fold_avx512_available`: the CPU has the features.
+        return unsafe { fold_avx512::append(text.as_bytes(), norm.lowercase, out) };
+    }
+    let _ = avx512;
+    match normalized_ascii_folded(norm, text, scratch) {
+        Some(bytes) => {
+            out.extend_from_slice(bytes);
+            true
+        }
+        None => false,
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod fold_avx512 {
+    use std::arch::x86_64::*;
+
+    /// [`super::append_folded_ascii`]'s AVX-512 path.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, BW and VBMI2.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2")]
+    pub(super) unsafe fn append(src: &[u8], lowercase: bool, out: &mut Vec<u8>) -> bool {
+        let splat = |b: u8| _mm512_set1_epi8(b as i8);
+        let at = out.len();
+        // Every 64-byte store below starts at most `src.len()` bytes past `at`.
+        out.reserve(src.len() + 64);
+        let mut written = 0usize;
+        // Whitespace before the text counts as a run already folded: leading whitespace
+        // is dropped (the trim).
+        let mut after_space = true;
+        let mut i = 0;
+        while i < src.len() {
+            let rest = src.len() - i;
+            let live = if rest >= 64 { u64::MAX } else { (1u64 << rest) - 1 };
+            // SAFETY: bytes i..i + min(64, rest) are inside `src`; masked-off bytes are not
+            // read and cannot fault.
+            let v = unsafe { _mm512_maskz_loadu_epi8(live, src.as_ptr().add(i).cast()) };
+            if _mm512_movepi8_mask(v) != 0 {
+                return false; // not ASCII: `out` is left at `at` (its length never moved)
+            }
+            // TAB, LF, VT, FF, CR and space: the ASCII characters that are whitespace.
+            let ws = (_mm512_cmpeq_epi8_mask(v, splat(b' '))
+                | _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, splat(b'\t')), splat(5)))
+                & live;
+            let keep = live & !(ws & ((ws << 1) | after_space as u64));
+            after_space = (ws >> 63) & 1 == 1;
+            let mut bytes = _mm512_mask_mov_epi8(v, ws, splat(b' '));
+            if lowercase {
+                let upper = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, splat(b'A')), splat(26));
+                bytes = _mm512_mask_add_epi8(bytes, upper, bytes, splat(0x20));
+            }
+            let packed = _mm512_maskz_compress_epi8(keep, bytes);
+            // SAFETY: `at + written + 64 <= at + i + 64 <= at + src.len() + 64`, inside
+            // the capacity reserved above; the bytes past the kept ones are overwritten by
+            // the next store or left beyond the length set below.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(at + written).cast(), packed) };
+            written += keep.count_ones() as usize;
+            i += 64;
+        }
+        // SAFETY: bytes at..at + written were written above; the capacity covers them.
+        unsafe { out.set_len(at + written) };
+        // A whitespace run at the end was folded to one space: the trim drops it.
+        if out.len() > at && out.last() == Some(&b' ') {
+            out.pop();
+        }
+        true
+    }
+}
+
 /// The bytes of `norm.apply(text)` for ASCII `text` under a normalization that collapses
 /// and trims whitespace (the default), built in `scratch` (or borrowed from `text` when
 /// nothing changes); `None` when the text is not ASCII. The fingerprint stage's hot path:
@@ -470,10 +571,32 @@ mod tests {
                     let want = norm.apply(&text);
                     let got = normalized_ascii_folded(&norm, &text, &mut scratch).unwrap();
                     assert_eq!(got, want.as_bytes(), "{norm} {text:?}");
+                    for avx512 in [false, fold_avx512_available()] {
+                        let mut out = b"before".to_vec();
+                        assert!(append_folded_ascii(&norm, &text, &mut out, &mut scratch, avx512));
+                        assert_eq!(&out[6..], want.as_bytes(), "{norm} {text:?} avx512 {avx512}");
+                        assert_eq!(&out[..6], b"before");
+                    }
                 }
             }
         }
         assert_eq!(normalized_ascii_folded(&Normalization::default(), "é", &mut scratch), None);
+        // Not ASCII anywhere in a long text: `false`, and `out` as it was.
+        for at in [0, 1, 63, 64, 65, 130] {
+            let mut text = "Ab  c\t".repeat(30);
+            text.insert(at, 'é');
+            for avx512 in [false, fold_avx512_available()] {
+                let mut out = b"kept".to_vec();
+                assert!(!append_folded_ascii(
+                    &Normalization::default(),
+                    &text,
+                    &mut out,
+                    &mut scratch,
+                    avx512
+                ));
+                assert_eq!(out, b"kept");
+            }
+        }
     }
 
     /// One xorshift64 step: the tests' random text.

@@ -247,14 +247,30 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
     // (below), over these pieces in page order.
     let mut word_pieces: Vec<WordPiece> = Vec::new();
     let mut words_from = 0;
+    let avx512 = crate::fingerprint::fold_avx512_available();
     for (i, block) in blocks.blocks().enumerate() {
-        let ascii = block.is_ascii();
+        // An ASCII block (most of them) is normalized straight onto `text`, after the space
+        // that joins it to the block before.
+        let mark = text.len();
+        if mark > 0 {
+            text.push(b' ');
+        }
+        let start = text.len();
+        if crate::fingerprint::append_folded_ascii(norm, block, &mut text, &mut scratch, avx512) {
+            if text.len() == start {
+                text.truncate(mark);
+                fp.empty_blocks += 1;
+            } else if needs_digest(text.get(start..).unwrap_or_default()) {
+                let chunk = text.get(start..).unwrap_or_default();
+                fp.chunks.push(ChunkFingerprint { hash: digest_beside(chunk, &mut body), block: i as u32 });
+            } else {
+                fp.unhashed += 1;
+            }
+            continue;
+        }
+        text.truncate(mark);
         let applied;
-        let fast = if ascii {
-            crate::fingerprint::normalized_ascii_folded(norm, block, &mut scratch)
-        } else {
-            crate::fingerprint::normalized_common_folded(norm, block, &mut scratch)
-        };
+        let fast = crate::fingerprint::normalized_common_folded(norm, block, &mut scratch);
         let normalized: &[u8] = match fast {
             Some(bytes) => bytes,
             None => {
@@ -262,7 +278,7 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
                 applied.as_bytes()
             }
         };
-        if !ascii && !with_shingles {
+        if !with_shingles {
             word_pieces.push(WordPiece::Text(words_from, text.len()));
             word_pieces.push(WordPiece::Raw(block));
         }
@@ -281,9 +297,7 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
                 fp.unhashed += 1;
             }
         }
-        if !ascii {
-            words_from = text.len();
-        }
+        words_from = text.len();
     }
     let text_hash = (!text.is_empty()).then(|| digest_beside(&text, &mut body));
     let (simhash, shingles) = if with_shingles {
