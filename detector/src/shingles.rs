@@ -635,6 +635,49 @@ pub fn jaccard(a: &[u32], b: &[u32]) -> f64 {
     }
 }
 
+/// Pieces of random test text: word characters of every kind, separators, words
+/// around the 8- and 16-byte key sizes.
+#[cfg(test)]
+const WORD_TEST_PIECES: [&str; 26] = [
+    "ab",
+    "C",
+    "_",
+    "9",
+    " ",
+    ".",
+    "é",
+    "É",
+    "ΣΑ",
+    "ß",
+    "日本",
+    "-",
+    "\u{301}",
+    "İ",
+    "x\u{200b}",
+    "ǅ",
+    "word",
+    "LONGER",
+    "abcdefgh",
+    "abcdefghijklmnop",
+    "Q",
+    "\n",
+    "\0",
+    "\u{7f}",
+    "_under_",
+    "Ab_Cd",
+];
+
+/// Test text: `len` pieces of `palette` picked by a `fmix64` sequence from `x`.
+#[cfg(test)]
+fn palette_text(palette: &[&str], x: &mut u64, len: usize) -> String {
+    (0..len)
+        .map(|_| {
+            *x = fmix64(x.wrapping_add(0x9e37_79b9_7f4a_7c15));
+            palette[(*x % palette.len() as u64) as usize]
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -866,33 +909,11 @@ mod tests {
 
     #[test]
     fn word_scan_equals_words_and_hash64() {
-        let palette = [
-            "ab",
-            "C",
-            "_",
-            "9",
-            " ",
-            ".",
-            "é",
-            "É",
-            "ΣΑ",
-            "ß",
-            "日本",
-            "-",
-            "\u{301}",
-            "İ",
-            "x\u{200b}",
-            "ǅ",
-        ];
+        let palette = super::WORD_TEST_PIECES;
         let mut x = 7u64;
         for _ in 0..5000 {
             let len = (fmix64(x) % 12) as usize;
-            let text: String = (0..len)
-                .map(|_| {
-                    x = fmix64(x.wrapping_add(0x9e37_79b9_7f4a_7c15));
-                    palette[(x % palette.len() as u64) as usize]
-                })
-                .collect();
+            let text = palette_text(&palette, &mut x, len);
             let want: Vec<(u64, bool)> =
                 words(&text).map(|w| (hash64(w.as_bytes()), w.chars().nth(3).is_some())).collect();
             let mut got = Vec::new();

@@ -688,45 +688,15 @@ mod tests {
 
     #[test]
     fn equals_words_and_hash64_on_random_text() {
-        let palette = [
-            "ab",
-            "C",
-            "_",
-            "9",
-            " ",
-            ".",
-            "é",
-            "É",
-            "ΣΑ",
-            "ß",
-            "日本",
-            "-",
-            "\u{301}",
-            "İ",
-            "x\u{200b}",
-            "ǅ",
-            "word",
-            "LONGER",
-            "abcdefgh",
-            "abcdefghijklmnop",
-            "Q",
-            "\n",
-            "\0",
-            "\u{7f}",
-            "_under_",
-            "Ab_Cd",
-            "x".repeat(30).leak(),
-            " ".repeat(40).leak(),
-        ];
+        let palette: Vec<&str> = super::super::WORD_TEST_PIECES
+            .iter()
+            .copied()
+            .chain(["x".repeat(30).leak() as &str, " ".repeat(40).leak()])
+            .collect();
         let mut x = 11u64;
         for _ in 0..20_000 {
             let len = (fmix64(x) % 24) as usize;
-            let text: String = (0..len)
-                .map(|_| {
-                    x = fmix64(x.wrapping_add(0x9e37_79b9_7f4a_7c15));
-                    palette[(x % palette.len() as u64) as usize]
-                })
-                .collect();
+            let text = super::super::palette_text(&palette, &mut x, len);
             assert_eq!(got(&text), expected(&text), "{text:?}");
         }
     }
@@ -801,46 +771,18 @@ mod tests {
 
     #[test]
     fn counts_equal_the_word_hashes_on_random_text() {
-        let palette = [
-            "ab",
-            "C",
-            "_",
-            "9",
-            " ",
-            ".",
-            "é",
-            "É",
-            "ß",
-            "日本",
-            "-",
-            "\u{a0}",
-            "’",
-            "—",
-            "¶",
-            "→",
-            "İ",
-            "word",
-            "LONGER",
-            "abcdefgh",
-            "abcdefghijklmnop",
-            "abcdefghijklmnopq",
-            "\n",
-            "\0",
-            "\u{7f}",
-            "Ab_Cd",
-            "x\u{200b}",
-            "²",
-            "ª",
-        ];
+        // The pieces of the word test, the separators and word characters a window must
+        // tell apart (no-break space, quotes, dashes; superscripts and ordinals are word
+        // characters), and a word one byte past the lanes' 16.
+        let palette: Vec<&str> = super::super::WORD_TEST_PIECES
+            .iter()
+            .copied()
+            .chain(["\u{a0}", "’", "—", "¶", "→", "²", "ª", "abcdefghijklmnopq"])
+            .collect();
         let mut x = 5u64;
         for _ in 0..4_000 {
             let len = (fmix64(x) % 80) as usize;
-            let text: String = (0..len)
-                .map(|_| {
-                    x = fmix64(x.wrapping_add(0x9e37_79b9_7f4a_7c15));
-                    palette[(x % palette.len() as u64) as usize]
-                })
-                .collect();
+            let text = super::super::palette_text(&palette, &mut x, len);
             let cut = text.char_indices().map(|(i, _)| i).nth(len / 2).unwrap_or(0);
             assert_counts_equal(&[&text]);
             assert_counts_equal(&[&text[..cut], &text[cut..], ""]);
