@@ -86,9 +86,8 @@ impl<'a> BodySha1<'a> {
 
     /// The body's digest: its remaining blocks, alone, then the padding.
     pub(crate) fn finish(mut self) -> Sha1Digest {
-        while let Some((block, rest)) = self.rest.split_first_chunk::<64>() {
-            compress1(&mut self.state, block);
-            self.rest = rest;
+        while self.blocks_left() > 0 {
+            self.compress_one();
         }
         let mut buf = [0u8; 64];
         buf[..self.rest.len()].copy_from_slice(self.rest);

@@ -276,55 +276,37 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
     let mut words_from = 0;
     let avx512 = crate::fingerprint::fold_avx512_available();
     for (i, block) in blocks.blocks().enumerate() {
-        // An ASCII block (most of them) is normalized straight onto `text`, after the space
-        // that joins it to the block before.
+        // Each block's normalized text goes onto `text` after the space that joins it to the
+        // block before; an ASCII block (most of them) is normalized straight there.
         let mark = text.len();
         if mark > 0 {
             text.push(b' ');
         }
         let start = text.len();
-        if crate::fingerprint::append_folded_ascii(norm, block, &mut text, &mut scratch, avx512) {
-            if text.len() == start {
-                text.truncate(mark);
-                fp.empty_blocks += 1;
-            } else if needs_digest(text.get(start..).unwrap_or_default()) {
-                let chunk = text.get(start..).unwrap_or_default();
-                fp.chunks.push(ChunkFingerprint { hash: digest_beside(chunk, &mut body), block: i as u32 });
-            } else {
-                fp.unhashed += 1;
+        let ascii = crate::fingerprint::append_folded_ascii(norm, block, &mut text, &mut scratch, avx512);
+        if !ascii {
+            text.truncate(start);
+            if !with_shingles {
+                word_pieces.push(WordPiece::Text(words_from, mark));
+                word_pieces.push(WordPiece::Raw(block));
             }
-            continue;
-        }
-        text.truncate(mark);
-        let applied;
-        let fast = crate::fingerprint::normalized_common_folded(norm, block, &mut scratch);
-        let normalized: &[u8] = match fast {
-            Some(bytes) => bytes,
-            None => {
-                applied = norm.apply(block);
-                applied.as_bytes()
+            match crate::fingerprint::normalized_common_folded(norm, block, &mut scratch) {
+                Some(bytes) => text.extend_from_slice(bytes),
+                None => text.extend_from_slice(norm.apply(block).as_bytes()),
             }
-        };
-        if !with_shingles {
-            word_pieces.push(WordPiece::Text(words_from, text.len()));
-            word_pieces.push(WordPiece::Raw(block));
         }
-        if normalized.is_empty() {
+        if text.len() == start {
+            text.truncate(mark);
             fp.empty_blocks += 1;
+        } else if needs_digest(text.get(start..).unwrap_or_default()) {
+            let chunk = text.get(start..).unwrap_or_default();
+            fp.chunks.push(ChunkFingerprint { hash: digest_beside(chunk, &mut body), block: i as u32 });
         } else {
-            if !text.is_empty() {
-                text.push(b' ');
-            }
-            let start = text.len();
-            text.extend_from_slice(normalized);
-            if needs_digest(normalized) {
-                let chunk = text.get(start..).unwrap_or_default();
-                fp.chunks.push(ChunkFingerprint { hash: digest_beside(chunk, &mut body), block: i as u32 });
-            } else {
-                fp.unhashed += 1;
-            }
+            fp.unhashed += 1;
         }
-        words_from = text.len();
+        if !ascii {
+            words_from = text.len();
+        }
     }
     let text_hash = (!text.is_empty()).then(|| digest_beside(&text, &mut body));
     let (simhash, shingles) = if with_shingles {

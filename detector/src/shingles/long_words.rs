@@ -236,8 +236,8 @@ pub(super) fn for_each_long_word(text: &str, mut f: impl FnMut(u64)) {
 
 /// Add the hashes of the long words of `pieces` to `counts`, piece by piece and in order;
 /// `after(n)` runs after each `n` words (the scan compresses a body SHA-1 block there).
-/// With AVX-512 (F, BW, DQ) the words are hashed eight at a time in one vector, and
-/// counted with one byte-mask subtraction each.
+/// With AVX-512 (F, BW, DQ, VBMI, VBMI2) a 64-byte window at a time ([`avx512`]); otherwise
+/// eight words per batch ([`long_word_batches`]).
 pub(super) fn count_long_words(pieces: &[&str], counts: &mut BitCounts, after: impl FnMut(usize)) {
     #[cfg(target_arch = "x86_64")]
     if avx512::available() {
@@ -336,6 +336,12 @@ pub(super) mod avx512 {
 
     use super::{BitCounts, BATCH, FNV_OFFSET, FNV_PRIME};
 
+    /// An ASCII word character (`[A-Za-z0-9_]`), as the window masks have them.
+    #[inline(always)]
+    fn is_ascii_word_byte(b: u8) -> bool {
+        b.is_ascii_alphanumeric() || b == b'_'
+    }
+
     pub(super) fn available() -> bool {
         std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512bw")
@@ -405,9 +411,9 @@ pub(super) mod avx512 {
     /// per word: word characters as a bit mask; word starts and ends compressed into
     /// position vectors (VBMI2), paired in order into lengths; the long ones' first 16
     /// bytes gathered into two vectors of eight lanes (VBMI); hashed eight at a time
-    /// ([`hash_lanes`]) and counted. A window with a non-ASCII byte, a word of more than 16
-    /// bytes, or more than eight long words starting in it takes the scalar path
-    /// ([`super::long_word_batches`]) for the words starting in it.
+    /// ([`hash_lanes`]) and counted. Words of more than 16 bytes are hashed one by one. A
+    /// window with a non-ASCII word character, or with more than eight long words starting
+    /// in it, hands its words to the scalar path ([`super::long_word_batches`]).
     ///
     /// # Safety
     /// The CPU must have AVX-512 F, BW, DQ, VBMI and VBMI2 ([`available`]).
@@ -439,7 +445,7 @@ pub(super) mod avx512 {
             let letter = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(lower, splat(b'a')), splat(26));
             let digit = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, splat(b'0')), splat(10));
             let word = letter | digit | _mm512_cmpeq_epi8_mask(v, splat(b'_'));
-            let carry = p > 0 && bytes.get(p - 1).is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_');
+            let carry = p > 0 && bytes.get(p - 1).is_some_and(|&b| is_ascii_word_byte(b));
             let starts = word & !((word << 1) | carry as u64) & ((1u64 << STRIDE) - 1);
             // The last byte of each word that ends inside the window (at bit 63 it may go
             // on); the first is the carried word's when one goes on at `p` (it ends within
@@ -535,7 +541,7 @@ pub(super) mod avx512 {
                             .get(from..)
                             .unwrap_or_default()
                             .iter()
-                            .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+                            .position(|&b| !is_ascii_word_byte(b))
                             .unwrap_or(n - from);
                         p = if bytes.get(from + len).is_some_and(|b| *b >= 0x80) {
                             super::general_word(text, from, &mut |h, long| {
@@ -573,8 +579,7 @@ pub(super) mod avx512 {
                     from += 1;
                 }
                 if carry {
-                    while from < q && bytes.get(from).is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_')
-                    {
+                    while from < q && bytes.get(from).is_some_and(|&b| is_ascii_word_byte(b)) {
                         from += 1;
                     }
                 }
