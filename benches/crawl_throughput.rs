@@ -17,9 +17,9 @@ use detector::TrapRules;
 use ditto::crawl::{run, CrawlSettings};
 use ditto::pipeline::progress::ProgressMode;
 use ditto::pipeline::stages::Focus;
-use ditto::testweb::{many_hosts_seeds, many_hosts_web, TestWeb};
 use labelsets::{Kind, LabelSetBuilder};
 use store::Store;
+use testweb::{many_hosts_seeds, many_hosts_web, TestWeb};
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -51,7 +51,7 @@ fn main() {
     b.write(&ls_path).unwrap();
 
     let web = TestWeb::start_blocking(many_hosts_web(hosts, pages)).unwrap();
-    let loaded = ditto::labels::load_for_scan(&ls_path, None, &[], true).unwrap();
+    let loaded = ditto::labelset::load_for_scan(&ls_path, None, &[], true).unwrap();
     let store = Arc::new(Store::open(&tmp.path().join("crawl.db")).unwrap());
     let settings = CrawlSettings {
         seeds: many_hosts_seeds(hosts),

@@ -1,5 +1,5 @@
 //! `cargo bench --bench discover`: exact chunk-hash counting for blind discovery
-//! (`ditto::counting::Counter`, §3.2 step 3b) over ≥ 10 M synthetic occurrences, in memory
+//! (`ditto::analysis::counting::Counter`, §3.2 step 3b) over ≥ 10 M synthetic occurrences, in memory
 //! and with the memory budget at a tenth of the data, beside DuckDB's
 //! `GROUP BY hash HAVING count(*) > T` over the same hashes (scripts/duckdb_groupby.py, which
 //! makes its own venv under target/ and pip-installs duckdb), in the same run.
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use ditto::counting::Counter;
+use ditto::analysis::counting::Counter;
 
 const THRESHOLD: u64 = 100;
 const POPULAR: f64 = 2_000_000.0;

@@ -20,9 +20,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ditto::partitions::LocalRedis;
-use ditto::testweb::{Resource, Site, TestWeb, WebSpec};
 use labelsets::{Kind, LabelSetBuilder};
+use testweb::LocalRedis;
+use testweb::{Resource, Site, TestWeb, WebSpec};
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)

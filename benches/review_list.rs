@@ -10,11 +10,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use detector::TrapRules;
+use ditto::cli::review::server::ListQuery;
+use ditto::cli::review::{Names, Review};
 use ditto::pipeline::progress::ProgressMode;
 use ditto::pipeline::{run_scan, ScanConfig};
 use ditto::report::ThresholdChoice;
-use ditto::review::server::ListQuery;
-use ditto::review::{Names, Review};
 use labelsets::{DocumentSink, Kind, LabelSetBuilder};
 use store::Store;
 
@@ -62,7 +62,7 @@ fn main() {
     }
 
     let t = Instant::now();
-    let loaded = ditto::labels::load_for_scan(&ls_path, None, &[], true).unwrap();
+    let loaded = ditto::labelset::load_for_scan(&ls_path, None, &[], true).unwrap();
     let db = tmp.path().join("review.db");
     let store = Arc::new(Store::open(&db).unwrap());
     let cfg = ScanConfig {

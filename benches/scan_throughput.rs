@@ -12,7 +12,7 @@
 //! Label set: built here from `shared/data/wikipedia/articles` (`LabelSetBuilder` +
 //! `readers::read_directory`, URL prefix `https://en.wikipedia.org/wiki/`, default
 //! normalization, min chars 100), written to a temp file and loaded as a scan loads it
-//! (`ditto::labels::load_for_scan`: `LabelSet::open` + default stop chunks).
+//! (`ditto::labelset::load_for_scan`: `LabelSet::open` + default stop chunks).
 //!
 //! Rows:
 //! - (a) html5ever's bare tokenizer: a sink that only returns `Continue`, plus the raw-text
@@ -123,7 +123,7 @@ fn build_labelset(articles: &Path, path: &Path) {
 }
 
 fn matcher(labelset: &Path) -> (Matcher, Normalization) {
-    let loaded = ditto::labels::load_for_scan(labelset, None, &[], true).expect("load label set");
+    let loaded = ditto::labelset::load_for_scan(labelset, None, &[], true).expect("load label set");
     (loaded.matcher, loaded.normalization)
 }
 

@@ -21,7 +21,7 @@ use anyhow::{Context, Result};
 use detector::{CleanOptions, Page, PageOrigin, TrapRules};
 use store::{PageWrite, Store};
 
-use crate::labels::{load_for_scan, Loaded};
+use crate::labelset::{load_for_scan, Loaded};
 use crate::pipeline::metrics::Skips;
 use crate::pipeline::stages::{self, FilterSettings, Input};
 

@@ -1,26 +1,16 @@
-//! `ditto`: the pipeline wiring, sources, reports and CLI glue on top of `detector`,
-//! `labelsets` and `store`. See ARCHITECTURE.md for the tour.
+//! `ditto`, the engine: the scan pipeline and its sources, the crawl wiring, the live
+//! detectors, the analyses over a finished store, and reports, on top of `detector`,
+//! `labelsets`, `store` and `crawler`. The `ditto` binary is [`cli`] (cargo feature `cli`, on
+//! by default); built without it (as the Python extension is) the engine needs no CLI or web
+//! stack. See ARCHITECTURE.md for the tour.
 
+pub mod analysis;
 pub mod api;
-pub mod counting;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod crawl;
-pub mod crawl_progress;
-pub mod demo;
-pub mod discover;
-pub mod labels;
-pub mod live_origins;
-pub mod metrics_http;
-pub mod novel;
-pub mod origins_cmd;
-#[cfg(feature = "parquet")]
-pub mod parquet_export;
-pub mod partitions;
+pub mod labelset;
+pub mod live;
 pub mod pipeline;
-pub mod quilts_cmd;
-pub mod recrawl;
-pub mod replicas;
 pub mod report;
-pub mod review;
 pub mod source;
-pub mod summary;
-pub mod testweb;

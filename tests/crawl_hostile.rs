@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::*;
-use ditto::testweb::{
+use testweb::{
     hostile_seeds, hostile_web, RequestLog, RequestRecord, Resource, Site, TestWeb, WebSpec, HOSTILE_HOSTS,
 };
 

@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use ditto::testweb::{many_hosts_seeds, many_hosts_web, Resource, Site, TestWeb, WebSpec};
+use testweb::{many_hosts_seeds, many_hosts_web, Resource, Site, TestWeb, WebSpec};
 
 #[test]
 fn global_rate_cap_holds_across_hosts() {

@@ -13,8 +13,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use common::*;
-use ditto::testweb::{many_hosts_seeds, many_hosts_web, RequestLog, TestWeb};
 use rand::{Rng, SeedableRng};
+use testweb::{many_hosts_seeds, many_hosts_web, RequestLog, TestWeb};
 
 const UA: &str = "ditto-test/0.1 (+http://h0.bench.test/contact)";
 /// The web: HOSTS hosts × (PAGES + 1) pages, all reachable from the seeds.

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use ditto::testweb::{demo_seeds, demo_web, TestWeb, DEMO_SUFFIX};
+use testweb::{demo_seeds, demo_web, TestWeb, DEMO_SUFFIX};
 
 const UA: &str = "ditto-test/0.1 (+http://wiki.demo.test/contact)";
 

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 #[test]
 fn demo_finds_the_copies_avoids_traps_and_is_polite() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = ditto::demo::run_demo(&tmp.path().join("demo"), true).unwrap();
+    let out = ditto::cli::demo::run_demo(&tmp.path().join("demo"), true).unwrap();
     let flagged: BTreeSet<&str> = out.flagged.iter().map(|r| r.neighborhood.as_str()).collect();
     for copy in [
         "http://farm.demo.test/articles/",

@@ -74,7 +74,7 @@ fn skipping_unusable_chunk_digests_changes_no_record() {
     )
     .expect("read articles");
     b.write(&dls).expect("write label set");
-    let loaded = ditto::labels::load_for_scan(&dls, None, &[], true).expect("load");
+    let loaded = ditto::labelset::load_for_scan(&dls, None, &[], true).expect("load");
     let pages = pages();
 
     let (all, none_skipped) = run(&pages, &loaded.matcher, &loaded.normalization, &DigestNeed::every_chunk());

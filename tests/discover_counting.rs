@@ -1,9 +1,9 @@
-//! `ditto::counting::Counter` is exact whatever its memory budget: tiny budgets that force
+//! `ditto::analysis::counting::Counter` is exact whatever its memory budget: tiny budgets that force
 //! many spills (and multi-pass merges) give the same counts and samples as a `HashMap`.
 
 use std::collections::HashMap;
 
-use ditto::counting::{Counter, Key, NO_SAMPLE};
+use ditto::analysis::counting::{Counter, Key, NO_SAMPLE};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -111,7 +111,7 @@ fn plain_counts_and_histogram() {
     for k in 0..100u64 {
         c.add_n(k, k + 1).unwrap();
     }
-    let mut h = ditto::counting::Histogram::new();
+    let mut h = ditto::analysis::counting::Histogram::new();
     let mut total = 0;
     for (i, r) in c.finish().unwrap().enumerate() {
         let (k, n) = r.unwrap();

@@ -45,7 +45,7 @@ fn scanned(tmp: &Path) -> (PathBuf, PathBuf) {
     (db, site)
 }
 
-/// Chunk (or file) counts of the store, computed here without `ditto::counting`.
+/// Chunk (or file) counts of the store, computed here without `ditto::analysis::counting`.
 fn store_counts(db: &Path, files: bool) -> HashMap<Sha1Digest, u64> {
     let store = store::Store::open(db).unwrap();
     let norm = Normalization::default();

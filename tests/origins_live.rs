@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use common::*;
-use ditto::testweb::{demo_seeds, demo_web, TestWeb};
+use testweb::{demo_seeds, demo_web, TestWeb};
 
 fn rows(args: &[&str]) -> Vec<serde_json::Value> {
     let out = run_ok(args);

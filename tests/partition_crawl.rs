@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use crawler::urls::partition_of;
-use ditto::partitions::LocalRedis;
-use ditto::testweb::{RequestLog, Resource, Site, TestWeb, WebSpec};
+use testweb::LocalRedis;
+use testweb::{RequestLog, Resource, Site, TestWeb, WebSpec};
 
 const UA: &str = "ditto-test/0.1 (+http://w0.test/contact)";
 const HOSTS: usize = 200;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use common::*;
-use ditto::testweb::{Resource, Site, TestWeb, WebSpec};
+use testweb::{Resource, Site, TestWeb, WebSpec};
 
 fn web() -> WebSpec {
     let mut site = Site::with_robots("User-agent: *\nDisallow:\n");

@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::*;
-use ditto::testweb::{Resource, Site, TestWeb, WebSpec};
+use testweb::{Resource, Site, TestWeb, WebSpec};
 
 const UA: &str = "ditto-test/0.1 (+http://a.nv.test/contact)";
 

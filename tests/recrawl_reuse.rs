@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use ditto::testweb::{Resource, Site, TestWeb, WebSpec};
+use testweb::{Resource, Site, TestWeb, WebSpec};
 
 const UA: &str = "ditto-test/0.1 (+http://a.docs.test/contact)";
 

@@ -1,4 +1,4 @@
-//! `ditto::testweb`: the loopback test web behaves as documented. Every request goes to
+//! `testweb`: the loopback test web behaves as documented. Every request goes to
 //! 127.0.0.1 (names are mapped with reqwest's `resolve`), and every test is time-bounded.
 
 use std::collections::{BTreeSet, VecDeque};
@@ -6,7 +6,7 @@ use std::io::Read;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime};
 
-use ditto::testweb::{
+use testweb::{
     self, demo_seeds, demo_web, hostile_web, many_hosts_web, serve, serve_on, Resource, RetryAfter, Site,
     TestWeb, TestWebHandle, WebSpec, BOMB_INFLATED_BYTES, DEMO_HOSTS, DRIP_BYTES_PER_SEC, DRIP_TOTAL,
     HOSTILE_HOSTS, HUGE_HEADER_BYTES,

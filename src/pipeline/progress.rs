@@ -11,7 +11,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::source_stage::SourceCounters;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum ProgressMode {
     /// A bar on a terminal, plain lines otherwise.
     Auto,

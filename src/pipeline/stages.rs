@@ -216,8 +216,8 @@ pub struct Matcher {
     /// pages matched before it; `None` turns it off.
     pub near_dups: Option<Arc<LiveNearDups>>,
     /// Live origins (`--origins SIZE`, issue 9): run in the store writer in arrival order
-    /// (`crate::live_origins`); `None` (the default) turns it off.
-    pub origins: Option<Arc<crate::live_origins::LiveOrigins>>,
+    /// (`crate::live::origins`); `None` (the default) turns it off.
+    pub origins: Option<Arc<crate::live::origins::LiveOrigins>>,
 }
 
 /// SimHash distance at or below which a page is marked a near duplicate of an earlier one
@@ -303,7 +303,8 @@ impl LiveNearDups {
 }
 
 /// How a crawl orders the links it finds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Focus {
     /// Links from pages and neighborhoods with high contains/badness first.
     Labeled,

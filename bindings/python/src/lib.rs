@@ -205,7 +205,7 @@ fn recrawl_plan(
     let plan = py
         .allow_threads(|| -> anyhow::Result<_> {
             let store = store::Store::open(&store_path)?;
-            ditto::recrawl::skip_plan(&store, threshold, simhash_k)
+            ditto::analysis::recrawl::skip_plan(&store, threshold, simhash_k)
         })
         .map_err(err)?;
     Ok(plan.into_iter().map(|c| (c.representative, c.representative_hashes, c.others)).collect())

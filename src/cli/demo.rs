@@ -20,8 +20,8 @@ use crate::crawl::{run, CrawlSettings, CrawlSummary};
 use crate::pipeline::progress::ProgressMode;
 use crate::pipeline::stages::Focus;
 use crate::report::{self, Format, Level, ReportConfig, ThresholdChoice};
-use crate::testweb::TestWeb;
-use crate::testweb::{demo_articles, demo_seeds, demo_web, DEMO_SUFFIX};
+use testweb::TestWeb;
+use testweb::{demo_articles, demo_seeds, demo_web, DEMO_SUFFIX};
 
 /// What the demo found, for its printout and its test.
 pub struct DemoOutcome {
@@ -93,7 +93,7 @@ pub fn run_demo(out_dir: &Path, quiet: bool) -> Result<DemoOutcome> {
 
     let labelset = out_dir.join("wikipedia-demo.dls");
     build_labelset(&labelset)?;
-    let loaded = crate::labels::load_for_scan(&labelset, None, &[], true)?;
+    let loaded = crate::labelset::load_for_scan(&labelset, None, &[], true)?;
     let store = Arc::new(Store::open(&out_dir.join("crawl.db"))?);
     store.bind_label_set(&loaded.identity)?;
     store.set_meta("labelset_path", &std::fs::canonicalize(&labelset)?.display().to_string())?;
@@ -132,7 +132,7 @@ pub fn run_demo(out_dir: &Path, quiet: bool) -> Result<DemoOutcome> {
     };
     let summary = run(settings, store.clone(), loaded.matcher, Arc::new(AtomicBool::new(false)))?;
 
-    let names = crate::labels::source_names(&store, Some(&labelset));
+    let names = crate::labelset::source_names(&store, Some(&labelset));
     let cfg = ReportConfig {
         level: Level::Neighborhood,
         threshold: ThresholdChoice::MeanPlusStd,

@@ -1,4 +1,5 @@
-//! `ditto::testweb`: a small web served on loopback only, for tests and `ditto demo`.
+//! `testweb`: a small web served on loopback only, for tests, benchmarks and `ditto demo`;
+//! and a throwaway loopback Redis ([`LocalRedis`]) for the partitioned-crawl tests.
 //!
 //! One HTTP/1.1 server on a loopback port answers for many virtual hosts: it dispatches on
 //! the `Host` header (port stripped, lower-cased) to a [`Site`], and each site maps paths to
@@ -20,6 +21,7 @@ mod bodies;
 mod demo;
 mod hostile;
 mod log;
+mod redis;
 mod server;
 
 use std::collections::BTreeMap;
@@ -36,6 +38,7 @@ pub use hostile::{
     HOSTILE_HOSTS, HUGE_HEADER_BYTES,
 };
 pub use log::{RequestLog, RequestRecord};
+pub use redis::LocalRedis;
 pub use server::{serve, serve_on, TestWeb, TestWebHandle};
 
 /// A generator for pattern pages: called with the request's host (lower-case, no port) and

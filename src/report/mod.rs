@@ -2,14 +2,21 @@
 //! badness, each with its top sources and copied passages — evidence a person can check.
 //! The JSON Lines schema is documented in docs/report-schema.md; field names are stable.
 
+pub mod merged;
+#[cfg(feature = "parquet")]
+pub mod parquet;
+pub mod rows;
+pub mod summary;
+
 use std::collections::HashMap;
 use std::io::Write;
 
 use anyhow::Result;
 use detector::MeanStd;
-use serde::Serialize;
 use store::labels::LabelIndex;
 use store::{PageRecord, Store};
+
+pub use rows::{EvidenceRow, ReportRow, SourceRef, ThresholdInfo};
 
 /// Resolves a label-set source id to its title and URL.
 pub trait SourceNames {
@@ -24,13 +31,15 @@ impl SourceNames for NoSourceNames {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Level {
     Neighborhood,
     Page,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Format {
     Jsonl,
     Csv,
@@ -70,58 +79,6 @@ pub struct ReportConfig {
     pub min_pages: u64,
     pub evidence: usize,
     pub sources: usize,
-}
-
-/// The threshold a report used, and the population it came from.
-#[derive(Debug, Clone, Serialize)]
-pub struct ThresholdInfo {
-    /// `mean+sd` or `fixed`.
-    pub kind: &'static str,
-    pub value: f64,
-    pub mean: f64,
-    pub sd: f64,
-    /// Neighborhoods (or pages) the mean and σ were computed over.
-    pub population: u64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct SourceRef {
-    pub id: u32,
-    pub title: Option<String>,
-    pub url: Option<String>,
-    /// Labeled chunk occurrences from this source.
-    pub chunks: u64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct EvidenceRow {
-    /// The page the passage was found on.
-    pub url: String,
-    pub passage: String,
-    pub source_id: u32,
-    pub source_title: Option<String>,
-    pub source_url: Option<String>,
-}
-
-/// One reported neighborhood or page.
-#[derive(Debug, Clone, Serialize)]
-pub struct ReportRow {
-    pub level: &'static str,
-    /// The URL prefix (for pages: the page URL).
-    pub neighborhood: String,
-    /// badness(N) for a neighborhood, contains(L_c, f) for a page.
-    pub badness: f64,
-    pub threshold: f64,
-    pub threshold_kind: &'static str,
-    pub pages: u64,
-    pub chunks: u64,
-    pub labeled_chunks: u64,
-    pub sources: Vec<SourceRef>,
-    pub evidence: Vec<EvidenceRow>,
-    /// Pages: the earlier page of the scan or crawl it is a SimHash near duplicate of
-    /// (`PageRecord::near_duplicate_of`); absent for neighborhoods and unmarked pages.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub near_duplicate_of: Option<String>,
 }
 
 /// Which neighborhoods a report shows, given the review labels in the store
@@ -171,18 +128,18 @@ pub fn build_reviewed(
 
 /// A report over several stores as if they were one (`ditto report --store A --store B`,
 /// partitioned crawls and scans): thresholds over the union, equal verdicts
-/// (`crate::partitions`).
+/// (`crate::report::merged`).
 pub fn build_merged(
     stores: &[&Store],
     names: &dyn SourceNames,
     cfg: &ReportConfig,
     filter: ReviewFilter,
 ) -> Result<(ThresholdInfo, Vec<ReportRow>)> {
-    crate::partitions::check_same_label_set(stores)?;
+    crate::report::merged::check_same_label_set(stores)?;
     let labels = if filter == ReviewFilter::All {
         LabelIndex::default()
     } else {
-        crate::partitions::label_index(stores)?
+        crate::report::merged::label_index(stores)?
     };
     match cfg.level {
         Level::Neighborhood => neighborhoods(stores, names, cfg, &labels, filter),
@@ -207,13 +164,13 @@ fn neighborhoods(
 ) -> Result<(ThresholdInfo, Vec<ReportRow>)> {
     // Pass 1: μ and σ of badness over ALL neighborhoods (§6.3).
     let mut stats = MeanStd::default();
-    for n in crate::partitions::neighborhoods(stores) {
+    for n in crate::report::merged::neighborhoods(stores) {
         stats.push(n?.1.badness());
     }
     let th = threshold_info(&stats, cfg.threshold);
     // Pass 2: those above it ("if badness(N) is greater than a threshold", §3.1 step 6).
     let mut flagged = Vec::new();
-    for n in crate::partitions::neighborhoods(stores) {
+    for n in crate::report::merged::neighborhoods(stores) {
         let (name, acc) = n?;
         if acc.badness() > th.value && acc.pages >= cfg.min_pages && filter.keeps(labels, &name) {
             flagged.push((name, acc));
@@ -257,7 +214,7 @@ fn evidence_under(
 ) -> Result<(Vec<SourceRef>, Vec<EvidenceRow>)> {
     let mut per_source: HashMap<u32, u64> = HashMap::new();
     let mut evidence = Vec::new();
-    for p in crate::partitions::pages_under(stores, prefix) {
+    for p in crate::report::merged::pages_under(stores, prefix) {
         let p = p?;
         for s in &p.sources {
             *per_source.entry(s.source).or_default() += s.chunks as u64;
@@ -303,12 +260,12 @@ fn pages(
     filter: ReviewFilter,
 ) -> Result<(ThresholdInfo, Vec<ReportRow>)> {
     let mut stats = MeanStd::default();
-    for p in crate::partitions::pages_under(stores, "") {
+    for p in crate::report::merged::pages_under(stores, "") {
         stats.push(p?.contains);
     }
     let th = threshold_info(&stats, cfg.threshold);
     let mut flagged = Vec::new();
-    for p in crate::partitions::pages_under(stores, "") {
+    for p in crate::report::merged::pages_under(stores, "") {
         let p = p?;
         // A page goes with the label of its longest labeled neighborhood.
         if p.contains > th.value && filter.keeps(labels, &p.url) {
@@ -446,7 +403,7 @@ pub fn write(out: &mut dyn Write, format: Format, th: &ThresholdInfo, rows: &[Re
 /// Write rows as Parquet to `path` (schema in docs/report-schema.md).
 #[cfg(feature = "parquet")]
 pub fn write_parquet(path: &std::path::Path, th: &ThresholdInfo, rows: &[ReportRow]) -> Result<()> {
-    crate::parquet_export::write_report(path, th, rows)
+    crate::report::parquet::write_report(path, th, rows)
 }
 
 /// Without the `parquet` feature: an error saying how to get it.

@@ -2,6 +2,10 @@
 //! the match stage turns each page's links into prioritized frontier entries, and the store
 //! writer queues them with the page in one atomic batch.
 
+pub mod metrics_http;
+pub mod partition;
+pub mod progress;
+
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -136,7 +140,7 @@ pub fn run(
 }
 
 /// Run a crawl, or with `router` one partition of a host-partitioned crawl
-/// (`crate::partitions`).
+/// (`crate::report::merged`).
 pub fn run_partition(
     s: CrawlSettings,
     store: Arc<Store>,
@@ -193,7 +197,8 @@ pub fn run_partition(
     let counters = Arc::new(CrawlCounters::default());
     let _metrics = match s.metrics {
         Some(addr) => {
-            let m = crate::metrics_http::MetricsServer::start(addr, counters.clone(), s.metrics_remote)?;
+            let m =
+                crate::crawl::metrics_http::MetricsServer::start(addr, counters.clone(), s.metrics_remote)?;
             eprintln!("metrics on http://{}/metrics", m.addr);
             Some(m)
         }
@@ -210,7 +215,7 @@ pub fn run_partition(
         durable_batches: true,
     };
     let report_slot: Arc<Mutex<Option<CrawlReport>>> = Arc::new(Mutex::new(None));
-    let progress = crate::crawl_progress::CrawlProgress::start(s.progress, counters.clone());
+    let progress = crate::crawl::progress::CrawlProgress::start(s.progress, counters.clone());
     let detection = {
         let (store2, rec2, counters2, slot, stop2) =
             (store.clone(), recorder.clone(), counters.clone(), report_slot.clone(), stop.clone());

@@ -2,7 +2,7 @@
 //! memory (Abdel-Hamid et al. 2009; the algorithm is `detector::origins`, cited there).
 //!
 //! Pages are processed in arrival order: fetch time, then URL (`--order arrival`: the order
-//! a live run recorded, see `crate::live_origins`; `--live` prints a live run's rows). A page's text is its cleaned
+//! a live run recorded, see `crate::live::origins`; `--live` prints a live run's rows). A page's text is its cleaned
 //! blocks joined with one space (k-shingles run across blocks). Each page is a query against
 //! every earlier page, then its shingles enter the table (§2: the preprocessing and query
 //! steps, streamed). `--memory` sizes the table (buckets of 64 entries of 16 bytes);
@@ -25,15 +25,17 @@ use detector::shingles::{visible_text, words};
 use serde::Serialize;
 use store::Store;
 
-use crate::discover::parse_bytes;
+use crate::analysis::discover::parse_bytes;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum OriginFormat {
     Jsonl,
     Table,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum SelectionArg {
     /// Hailstorm with no complete overlap (the paper's best).
     Nhs,
@@ -43,7 +45,8 @@ pub enum SelectionArg {
     All,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum EvictionArg {
     /// The paper's Lucky eviction (§2.2, rules a–e).
     Lucky,
@@ -54,7 +57,8 @@ pub enum EvictionArg {
     LuckyAging,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum EstimationArg {
     /// Bridging with expansion.
     Be,
@@ -99,7 +103,8 @@ pub struct OriginsArgs {
     pub order: OrderArg,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum OrderArg {
     FetchTime,
     Arrival,
@@ -165,7 +170,7 @@ fn shorten(words: &[String]) -> String {
 }
 
 /// Pages in arrival order through one detector: what `ditto origins` runs over a store and
-/// `ditto scan/crawl --origins` runs live in the store writer (`crate::live_origins`), so
+/// `ditto scan/crawl --origins` runs live in the store writer (`crate::live::origins`), so
 /// both give the same rows for the same order.
 pub struct OriginsStream {
     pub det: OriginDetector,

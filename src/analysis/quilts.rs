@@ -12,7 +12,7 @@
 //!   pages) are dropped; `--keep-templates` keeps them (to see their effect: template grams
 //!   are shared by a host's pages, inflate patchfrac and add same-site sources).
 //! - **Bounded by `--memory`**: docs_k(g), the postings of the patch grams and the replica
-//!   groups are external sorts (`ditto::counting::Counter`: sorted runs, spilled to
+//!   groups are external sorts (`ditto::analysis::counting::Counter`: sorted runs, spilled to
 //!   `--tmp-dir` past their share of `--memory`), joined as streams the way Najork's Figure 5
 //!   joins its tables: (gram, document) sorted by gram gives docs_k(g) and, for each patch
 //!   gram, (document, gram, other document) records; sorted by document, they give each
@@ -44,11 +44,13 @@ use labelsets::StopChunks;
 use serde::Serialize;
 use store::Store;
 
-use crate::counting::{Counter, Counts, Key, TempDir};
-use crate::discover::{load_stops, parse_bytes, store_normalization};
+use crate::analysis::counting::{Counter, Counts, Key, TempDir};
+use crate::analysis::discover::parse_bytes;
+use crate::labelset::{load_stops, store_normalization};
 
 /// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum QuiltFormat {
     Jsonl,
     Table,

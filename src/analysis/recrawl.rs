@@ -2,7 +2,7 @@
 //! §3: fetch one replica per cluster; their study saved 22–33 % of fetches).
 //!
 //! The old store's pages are clustered exactly as `ditto replicas` does
-//! ([`crate::replicas`]). The recrawl then runs the ordinary crawler (`ditto crawl`, as a
+//! ([`crate::analysis::replicas`]). The recrawl then runs the ordinary crawler (`ditto crawl`, as a
 //! child process of this executable, so every crawl flag and all politeness apply) into the
 //! new store in at most two passes, with `--max-depth 0`: only the URLs given as seeds are
 //! fetched, no link is followed.
@@ -27,7 +27,7 @@ use detector::overlap::find_replicas;
 use serde::Serialize;
 use store::Store;
 
-use crate::replicas::{self, KChoice};
+use crate::analysis::replicas::{self, KChoice};
 
 /// `ditto recrawl` options.
 #[derive(Debug, clap::Args)]
@@ -267,7 +267,7 @@ pub fn run(a: RecrawlArgs) -> Result<()> {
         summary.saved_percent
     );
     // Novel text of the pages that changed, relative to their old captures (issue 9).
-    crate::novel::report_changes(&a.store, &a.new_store, &dir.join("novel.jsonl"))?;
+    crate::analysis::novel::report_changes(&a.store, &a.new_store, &dir.join("novel.jsonl"))?;
     if let Some(path) = &a.stats_json {
         let f = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
         serde_json::to_writer_pretty(f, &summary)?;

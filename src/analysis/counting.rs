@@ -23,7 +23,7 @@
 //! panics that unwind).
 //!
 //! ```
-//! use ditto::counting::Counter;
+//! use ditto::analysis::counting::Counter;
 //! let mut c: Counter<u64> = Counter::new(1 << 20, std::env::temp_dir());
 //! for k in [3u64, 1, 3, 2, 3] {
 //!     c.add(k).unwrap();

@@ -28,7 +28,8 @@ use serde::Serialize;
 use store::Store;
 
 /// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum ReplicaFormat {
     Jsonl,
     Table,

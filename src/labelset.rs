@@ -1,11 +1,11 @@
-//! Glue between the CLI and the `labelsets` crate: building label sets from every input
-//! kind (including WARC files, which this crate reads), and loading label sets and stop
-//! lists for a scan.
+//! The label set a scan or analysis runs with: building label sets from every input kind
+//! (including WARC files), loading a label set and stop lists for a scan, and the
+//! normalization and stop list an analysis of a finished store uses.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use detector::matching::{ChunkLookup, StopList};
 use detector::{Normalization, Sha1Digest};
 use labelsets::{DocumentSink, Kind, LabelSet, LabelSetBuilder, StopChunks};
@@ -276,4 +276,21 @@ pub fn source_names(store: &Store, labelset: Option<&Path>) -> Box<dyn SourceNam
         }
         None => Box::new(crate::report::NoSourceNames),
     }
+}
+
+/// The normalization a store's chunks were hashed with (its label set's, else the default).
+pub fn store_normalization(store: &Store) -> Result<Normalization> {
+    match store.label_set()? {
+        Some(id) => id.normalization.parse().map_err(|e| anyhow!("the store's normalization: {e}")),
+        None => Ok(Normalization::default()),
+    }
+}
+
+/// The stop list: the built-in list (unless `no_default`) plus `paths`.
+pub fn load_stops(norm: Normalization, paths: &[PathBuf], no_default: bool) -> Result<StopChunks> {
+    let mut s = if no_default { StopChunks::new(norm) } else { StopChunks::default_list(norm) };
+    for p in paths {
+        s.add_file(p).with_context(|| format!("loading stop chunks {}", p.display()))?;
+    }
+    Ok(s)
 }

@@ -32,7 +32,7 @@ use detector::fingerprint::parse_hex;
 use detector::origins::{OriginConfig, OriginDetector};
 use store::{PageWrite, Store};
 
-use crate::origins_cmd::OriginsStream;
+use crate::analysis::origins::OriginsStream;
 
 /// Pages a worker may have queued: the writer waits beyond this (bounded memory).
 const QUEUE: usize = 256;
@@ -224,7 +224,7 @@ mod tests {
         lo.observe(&w("http://b/copy", text));
         let g = lo.lock();
         assert_eq!(g.pending.iter().map(|p| p.0).collect::<Vec<_>>(), vec![0, 1]);
-        let row: crate::origins_cmd::PageOut = serde_json::from_slice(&g.pending[1].1).unwrap();
+        let row: crate::analysis::origins::PageOut = serde_json::from_slice(&g.pending[1].1).unwrap();
         assert_eq!(row.dominant_origin.as_deref(), Some("http://a/1"));
         assert!(row.novel_segments.is_empty());
     }

@@ -6,7 +6,7 @@
 //!   `L := ∀o ∈ C: duplicates(o) > threshold, o ∉ {stop chunks}`. `duplicates(o)` is the
 //!   number of occurrences of `o` over the whole corpus (the paper's example adds them:
 //!   1000 + 100 = 1100), and the comparison is strict. Discovery "is not distributive": the
-//!   count is global, computed exactly by [`crate::counting::Counter`] within `--memory`.
+//!   count is global, computed exactly by [`crate::analysis::counting::Counter`] within `--memory`.
 //!   Objects are chunks (`L_c`, every occurrence of a chunk hash in every page's chunk hash
 //!   vector, §3.1 step 2) or, with `--files`, whole files (`L_f`, one file hash per page).
 //!   The result is an ordinary `.dls` label set whose sources are sample URLs, so reports
@@ -42,7 +42,8 @@ use detector::{CleanOptions, Normalization, StopList, TrapRules};
 use labelsets::{Kind, LabelSetBuilder, StopChunks};
 use store::Store;
 
-use crate::counting::{Counter, CounterStats, Histogram, TempDir};
+use crate::analysis::counting::{Counter, CounterStats, Histogram, TempDir};
+use crate::labelset::{load_stops, store_normalization};
 use crate::pipeline::metrics::{Skips, StageMetrics};
 use crate::pipeline::source_stage::{self, SourceCounters, SourceOptions};
 use crate::pipeline::{pool, stages};
@@ -101,7 +102,7 @@ pub struct DiscoverArgs {
     pub inputs: Vec<PathBuf>,
 }
 
-/// The exact counter's memory options (`crate::counting`), shared by the commands that count
+/// The exact counter's memory options (`crate::analysis::counting`), shared by the commands that count
 /// chunk occurrences.
 #[derive(Args, Debug, Clone)]
 pub struct CountingArgs {
@@ -175,7 +176,8 @@ pub enum ExportCommand {
     Files(ExportChunksArgs),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum ExportFormat {
     Csv,
     Parquet,
@@ -261,23 +263,6 @@ pub struct PassStats {
     pub duplicate_pages: u64,
     pub skipped: std::collections::BTreeMap<&'static str, u64>,
     pub errors: Vec<String>,
-}
-
-/// The normalization a store's chunks were hashed with (its label set's, else the default).
-pub fn store_normalization(store: &Store) -> Result<Normalization> {
-    match store.label_set()? {
-        Some(id) => id.normalization.parse().map_err(|e| anyhow!("the store's normalization: {e}")),
-        None => Ok(Normalization::default()),
-    }
-}
-
-/// The stop list: the built-in list (unless `no_default`) plus `paths`.
-pub fn load_stops(norm: Normalization, paths: &[PathBuf], no_default: bool) -> Result<StopChunks> {
-    let mut s = if no_default { StopChunks::new(norm) } else { StopChunks::default_list(norm) };
-    for p in paths {
-        s.add_file(p).with_context(|| format!("loading stop chunks {}", p.display()))?;
-    }
-    Ok(s)
 }
 
 /// Feed every page of `corpus` to `f`. `files`: only file hashes are needed (no cleaning
@@ -1074,7 +1059,7 @@ pub fn export_chunks_csv(store_path: &Path, stops: &StopChunks, w: &mut impl Wri
 /// The rows of [`export_chunks_csv`] as Parquet (schema in docs/report-schema.md).
 #[cfg(feature = "parquet")]
 pub fn export_chunks_parquet(store_path: &Path, stops: &StopChunks, f: File) -> Result<u64> {
-    let mut w = crate::parquet_export::ChunkWriter::new(f)?;
+    let mut w = crate::report::parquet::ChunkWriter::new(f)?;
     for_each_page(&Corpus::Store(store_path.to_path_buf()), false, |p| {
         let host = detector::page::host_of(&p.url);
         let hood = detector::neighborhoods(&p.url).pop().unwrap_or_default();
@@ -1138,8 +1123,8 @@ pub fn export(c: ExportCommand) -> Result<()> {
     }
     #[cfg(feature = "parquet")]
     if a.format == ExportFormat::Parquet {
-        let path = crate::parquet_export::chunks_output_file(&a.output)?;
-        crate::parquet_export::write_atomically(&path, |f| {
+        let path = crate::report::parquet::chunks_output_file(&a.output)?;
+        crate::report::parquet::write_atomically(&path, |f| {
             rows = export_chunks_parquet(&a.store, &stops, f)?;
             Ok(())
         })?;

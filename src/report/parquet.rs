@@ -18,7 +18,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 
-use crate::report::{ReportRow, ThresholdInfo};
+use crate::report::rows::{ReportRow, ThresholdInfo};
 
 fn props() -> WriterProperties {
     WriterProperties::builder().set_compression(Compression::SNAPPY).build()
@@ -255,7 +255,7 @@ pub fn write_atomically(path: &Path, f: impl FnOnce(File) -> Result<()>) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{EvidenceRow, SourceRef};
+    use crate::report::rows::{EvidenceRow, SourceRef};
     use arrow_array::Array;
 
     #[test]

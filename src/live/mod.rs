@@ -1,0 +1,3 @@
+//! Detectors that run inside a scan or crawl, beside the store writer.
+
+pub mod origins;

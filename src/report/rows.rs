@@ -1,0 +1,56 @@
+//! The rows of a report, as every output format (JSON Lines, CSV, table, Parquet) writes them.
+//! Field names are stable: docs/report-schema.md.
+
+use serde::Serialize;
+
+/// The threshold a report used, and the population it came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct ThresholdInfo {
+    /// `mean+sd` or `fixed`.
+    pub kind: &'static str,
+    pub value: f64,
+    pub mean: f64,
+    pub sd: f64,
+    /// Neighborhoods (or pages) the mean and σ were computed over.
+    pub population: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceRef {
+    pub id: u32,
+    pub title: Option<String>,
+    pub url: Option<String>,
+    /// Labeled chunk occurrences from this source.
+    pub chunks: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EvidenceRow {
+    /// The page the passage was found on.
+    pub url: String,
+    pub passage: String,
+    pub source_id: u32,
+    pub source_title: Option<String>,
+    pub source_url: Option<String>,
+}
+
+/// One reported neighborhood or page.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportRow {
+    pub level: &'static str,
+    /// The URL prefix (for pages: the page URL).
+    pub neighborhood: String,
+    /// badness(N) for a neighborhood, contains(L_c, f) for a page.
+    pub badness: f64,
+    pub threshold: f64,
+    pub threshold_kind: &'static str,
+    pub pages: u64,
+    pub chunks: u64,
+    pub labeled_chunks: u64,
+    pub sources: Vec<SourceRef>,
+    pub evidence: Vec<EvidenceRow>,
+    /// Pages: the earlier page of the scan or crawl it is a SimHash near duplicate of
+    /// (`PageRecord::near_duplicate_of`); absent for neighborhoods and unmarked pages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub near_duplicate_of: Option<String>,
+}
