@@ -108,7 +108,7 @@ pub struct DiscoverArgs {
 pub struct CountingArgs {
     /// Memory for counting (e.g. 512MB, 2GiB; K/M/G are powers of 1024). Past it, sorted
     /// runs spill to --tmp-dir and are merged; the result is the same, exactly.
-    #[arg(long, default_value = "512MB", value_parser = parse_bytes)]
+    #[arg(long, default_value = "512MB", value_parser = crate::cli::flags::parse_bytes)]
     pub memory: u64,
     /// Where spilled runs go (default: the system temporary directory). Removed afterwards.
     #[arg(long)]
@@ -202,28 +202,6 @@ pub struct ExportChunksArgs {
     /// Do not count the built-in list of benign idioms as stop chunks.
     #[arg(long)]
     pub no_default_stop_chunks: bool,
-}
-
-/// Parse a size: `123`, `64KiB`, `512MB`, `1.5G` (K, M, G, T with or without `B`/`iB` are
-/// powers of 1024).
-pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| format!("{s:?}: expected a size such as 512MB"))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        u => return Err(format!("{s:?}: unknown unit {u:?} (use B, KB, MB, GB, TB)")),
-    };
-    let v = n * mult as f64;
-    if !v.is_finite() || v < 0.0 || v > u64::MAX as f64 {
-        return Err(format!("{s:?}: out of range"));
-    }
-    Ok(v as u64)
 }
 
 /// Where pages come from.
@@ -1142,16 +1120,6 @@ pub fn export(c: ExportCommand) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(parse_bytes("512MB"), Ok(512 << 20));
-        assert_eq!(parse_bytes("64KiB"), Ok(64 << 10));
-        assert_eq!(parse_bytes("1.5g"), Ok(3 << 29));
-        assert_eq!(parse_bytes("1000"), Ok(1000));
-        assert!(parse_bytes("12 parsecs").is_err());
-        assert!(parse_bytes("MB").is_err());
-    }
 
     #[test]
     fn stop_list_lines_load_back_to_the_same_hash() {

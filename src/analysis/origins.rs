@@ -25,8 +25,6 @@ use detector::shingles::{visible_text, words};
 use serde::Serialize;
 use store::Store;
 
-use crate::analysis::discover::parse_bytes;
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum OriginFormat {
@@ -77,7 +75,7 @@ pub struct OriginsArgs {
     #[arg(long)]
     pub store: PathBuf,
     /// Size of the shingle table (e.g. 64MB).
-    #[arg(long, default_value = "64MB", value_parser = parse_bytes)]
+    #[arg(long, default_value = "64MB", value_parser = crate::cli::flags::parse_bytes)]
     pub memory: u64,
     /// Keep every shingle (unbounded memory): the reference answer.
     #[arg(long)]

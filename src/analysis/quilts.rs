@@ -45,7 +45,6 @@ use serde::Serialize;
 use store::Store;
 
 use crate::analysis::counting::{Counter, Counts, Key, TempDir};
-use crate::analysis::discover::parse_bytes;
 use crate::labelset::{load_stops, store_normalization};
 
 /// Output formats.
@@ -79,7 +78,7 @@ pub struct QuiltsArgs {
     pub foreign: bool,
     /// Memory for the sorts (docs_k(g), postings, replica groups; e.g. 256MB); past it, sorted
     /// runs spill to --tmp-dir.
-    #[arg(long, default_value = "256MB", value_parser = parse_bytes)]
+    #[arg(long, default_value = "256MB", value_parser = crate::cli::flags::parse_bytes)]
     pub memory: u64,
     /// Where spilled runs go (default: the system temporary directory).
     #[arg(long)]

@@ -1,6 +1,7 @@
 //! The `ditto` command line: parses arguments into plain configs for the library.
 
 pub mod demo;
+pub mod flags;
 pub mod review;
 
 use std::io::Write;
@@ -98,7 +99,7 @@ struct CrawlArgs {
     /// Live origins of text segments (Abdel-Hamid et al. 2009) in a table of this size (e.g.
     /// 64MB), in the order pages are stored; `ditto origins --live` prints them. Off by
     /// default.
-    #[arg(long, value_parser = crate::analysis::discover::parse_bytes)]
+    #[arg(long, value_parser = flags::parse_bytes)]
     origins: Option<u64>,
     /// Chunk label set (.dls) to detect while crawling.
     #[arg(long)]
@@ -315,7 +316,7 @@ struct ScanArgs {
     partition: Option<crawler::partition::Partition>,
     /// Live origins of text segments (Abdel-Hamid et al. 2009) in a table of this size (e.g.
     /// 64MB), in arrival order; `ditto origins --live` prints them. Off by default.
-    #[arg(long, value_parser = crate::analysis::discover::parse_bytes)]
+    #[arg(long, value_parser = flags::parse_bytes)]
     origins: Option<u64>,
     /// WARC files, directories of pages, or single HTML/text files.
     #[arg(required = true)]

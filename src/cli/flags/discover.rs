@@ -1,0 +1,1 @@
+//! `ditto discover` flags.

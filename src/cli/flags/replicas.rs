@@ -1,0 +1,1 @@
+//! `ditto replicas` flags.

@@ -1,0 +1,1 @@
+//! `ditto report` flags.

@@ -1,0 +1,1 @@
+//! `ditto stats` flags.
