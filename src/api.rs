@@ -192,8 +192,6 @@ impl Detector {
 /// Open (or create) a store for a detector's verdicts, bound to its label set.
 pub fn open_store(path: impl AsRef<Path>, det: &Detector) -> Result<Store> {
     let store = Store::open(path.as_ref())?;
-    store.bind_label_set(det.label_set_identity())?;
-    let ls = std::fs::canonicalize(det.labelset.path())?;
-    store.set_meta("labelset_path", &ls.display().to_string())?;
+    crate::labelset::bind_store(&store, det.label_set_identity(), det.labelset.path())?;
     Ok(store)
 }

@@ -225,6 +225,26 @@ pub fn load_for_scan(
     })
 }
 
+/// Open (creating it if missing) the store a scan or crawl writes its verdicts to, bound to
+/// the label set it runs with, and add the store's reviewed stop chunks to `loaded`: the one
+/// way every writing command opens its store.
+pub fn open_store_for_writing(store: &Path, labelset: &Path, loaded: &mut Loaded) -> Result<Arc<Store>> {
+    let store = Store::open(store)?;
+    bind_store(&store, &loaded.identity, labelset)?;
+    add_store_stops(loaded, &store)?;
+    Ok(Arc::new(store))
+}
+
+/// Bind `store` to a label set (a store holds the verdicts of one label set) and remember the
+/// file, so reports can name sources without `--labelset`.
+pub fn bind_store(store: &Store, identity: &LabelSetIdentity, labelset: &Path) -> Result<()> {
+    store.bind_label_set(identity)?;
+    let path =
+        std::fs::canonicalize(labelset).with_context(|| format!("label set {}", labelset.display()))?;
+    store.set_meta("labelset_path", &path.display().to_string())?;
+    Ok(())
+}
+
 /// Adds the store's reviewed stop chunks (`ditto review`: `false-positive` evidence, key
 /// prefix `x/`) to a scan's stop lists, beside the built-in and `--stop-chunks` lists.
 /// Returns how many there are.

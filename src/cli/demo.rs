@@ -14,7 +14,6 @@ use crawler::politeness::PolitenessConfig;
 use crawler::urls::Scope;
 use detector::{Normalization, TrapRules};
 use labelsets::{Kind, LabelSetBuilder};
-use store::Store;
 
 use crate::crawl::{run, CrawlSettings, CrawlSummary};
 use crate::pipeline::progress::ProgressMode;
@@ -93,10 +92,8 @@ pub fn run_demo(out_dir: &Path, quiet: bool) -> Result<DemoOutcome> {
 
     let labelset = out_dir.join("wikipedia-demo.dls");
     build_labelset(&labelset)?;
-    let loaded = crate::labelset::load_for_scan(&labelset, None, &[], true)?;
-    let store = Arc::new(Store::open(&out_dir.join("crawl.db"))?);
-    store.bind_label_set(&loaded.identity)?;
-    store.set_meta("labelset_path", &std::fs::canonicalize(&labelset)?.display().to_string())?;
+    let mut loaded = crate::labelset::load_for_scan(&labelset, None, &[], true)?;
+    let store = crate::labelset::open_store_for_writing(&out_dir.join("crawl.db"), &labelset, &mut loaded)?;
 
     let settings = CrawlSettings {
         seeds: demo_seeds(),

@@ -8,6 +8,21 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::metrics::StageMetrics;
 
+/// Most workers a CPU stage may have: far above any machine's cores, well below what the
+/// OS refuses to spawn.
+pub const MAX_WORKERS: usize = 1024;
+
+/// Workers per CPU stage for `--threads`: the number of cores when not given; 0 and more
+/// than [`MAX_WORKERS`] are errors. Every command with `--threads` goes through here.
+pub fn worker_count(requested: Option<usize>) -> anyhow::Result<usize> {
+    match requested {
+        None => Ok(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)),
+        Some(0) => anyhow::bail!("--threads must be at least 1"),
+        Some(n) if n > MAX_WORKERS => anyhow::bail!("--threads {n} is more than the {MAX_WORKERS} allowed"),
+        Some(n) => Ok(n),
+    }
+}
+
 /// Spawn `workers` threads that each take items from `rx`, apply `f`, and send what it
 /// returns to `tx`. The stage ends when `rx` is closed and drained; `tx` closes when the
 /// last worker drops its clone. Bounded channels on both sides give back-pressure.

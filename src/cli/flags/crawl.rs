@@ -1,1 +1,219 @@
-//! `ditto crawl` flags.
+//! `ditto crawl` flags, and their translation into [`CrawlSettings`]: the one place crawl
+//! flags become settings.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use crawler::crawl::CrawlConfig;
+use crawler::fetch::FetchConfig;
+use crawler::politeness::PolitenessConfig;
+use detector::{Normalization, TrapRules};
+
+use crate::crawl::CrawlSettings;
+use crate::pipeline::pool::worker_count;
+use crate::pipeline::progress::ProgressMode;
+use crate::pipeline::stages::Focus;
+
+#[derive(Args)]
+pub struct CrawlArgs {
+    /// Store to write; holds the frontier too, so the same command resumes.
+    #[arg(long)]
+    pub store: PathBuf,
+    /// Live origins of text segments (Abdel-Hamid et al. 2009) in a table of this size (e.g.
+    /// 64MB), in the order pages are stored; `ditto origins --live` prints them. Off by
+    /// default.
+    #[arg(long, value_parser = super::parse_bytes)]
+    pub origins: Option<u64>,
+    /// Chunk label set (.dls) to detect while crawling.
+    #[arg(long)]
+    pub labelset: PathBuf,
+    /// File of seed URLs, one per line (# comments allowed).
+    #[arg(long)]
+    pub seeds: Option<PathBuf>,
+    /// A seed URL (may repeat).
+    #[arg(long = "seed")]
+    pub seed: Vec<String>,
+    /// Honest User-Agent with a contact URL or e-mail, e.g. "ditto/0.1 (+https://example.org/bot)".
+    /// Required. Its product token ("ditto") is what robots.txt groups are matched against.
+    #[arg(long)]
+    pub user_agent: String,
+    /// Stop after this many page fetches (robots.txt not counted).
+    #[arg(long, default_value_t = 100_000)]
+    pub max_pages: u64,
+    /// Most pages fetched from one host.
+    #[arg(long, default_value_t = 10_000)]
+    pub per_host_max_pages: u64,
+    /// Deepest link distance from a seed.
+    #[arg(long, default_value_t = 20)]
+    pub max_depth: u32,
+    /// Write every fetch (request + response) to rotating WARC/1.1 files here.
+    #[arg(long)]
+    pub warc_dir: Option<PathBuf>,
+    /// Rotate WARC files past this size.
+    #[arg(long, default_value_t = 1 << 30)]
+    pub warc_max_bytes: u64,
+    /// `labeled`: links from pages and neighborhoods with high contains/badness first;
+    /// `bfs`: breadth first.
+    #[arg(long, value_enum, default_value = "labeled")]
+    pub focus: Focus,
+    /// Which links to follow: `domain` = same registrable domain as a seed, `seeds` = the
+    /// seeds' hosts, `any` = everything.
+    #[arg(long, value_enum, default_value = "domain")]
+    pub scope: ScopeArg,
+    /// Also allow these hosts (`host` or `*.suffix`; may repeat).
+    #[arg(long = "allow-host")]
+    pub allow_host: Vec<String>,
+    /// Never fetch these hosts (`host` or `*.suffix`; may repeat).
+    #[arg(long = "block-host")]
+    pub block_host: Vec<String>,
+    /// Map HOST (or `*.suffix`) to ADDR:PORT instead of DNS, e.g. for a test web on loopback;
+    /// mapped hosts may be private or loopback addresses. May repeat.
+    #[arg(long)]
+    pub resolve: Vec<String>,
+    /// Allow private, loopback and link-local addresses (intranet crawls). Off by default:
+    /// such addresses are refused, also after DNS resolution and redirects.
+    #[arg(long)]
+    pub allow_private: bool,
+    /// Minimum delay between requests to one host, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    pub min_delay_ms: u64,
+    /// Delay = factor × the host's last response time, when longer than the minimum.
+    #[arg(long, default_value_t = 2.0)]
+    pub delay_factor: f64,
+    /// Longest robots.txt Crawl-delay honored, in seconds.
+    #[arg(long, default_value_t = 30.0)]
+    pub max_crawl_delay: f64,
+    /// Requests in flight per host.
+    #[arg(long, default_value_t = 1)]
+    pub per_host_concurrency: usize,
+    /// Global cap on requests per second over all hosts.
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Requests in flight over all hosts.
+    #[arg(long, default_value_t = 64)]
+    pub max_in_flight: usize,
+    /// Largest body kept per page, in bytes (decompressed; bigger bodies are cut and skipped).
+    #[arg(long, default_value_t = 10 << 20)]
+    pub max_body_bytes: usize,
+    /// Whole-fetch timeout in seconds (connect 10 s, idle read 20 s).
+    #[arg(long, default_value_t = 60)]
+    pub timeout: u64,
+    /// Workers per CPU stage of detection. Default: number of cores.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Write the crawl and detection statistics as JSON to this file.
+    #[arg(long)]
+    pub stats_json: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub progress: ProgressMode,
+    /// Serve Prometheus metrics (requests, pages, hosts active/queued, in flight, events by
+    /// kind) at http://ADDR/metrics while crawling, e.g. 127.0.0.1:9100.
+    #[arg(long)]
+    pub metrics: Option<std::net::SocketAddr>,
+    /// Allow --metrics on a non-loopback address.
+    #[arg(long)]
+    pub metrics_remote: bool,
+    /// Crawl one partition `i/N` of a host-partitioned crawl: this process fetches only the
+    /// hosts whose registrable domain hashes to i (FNV-1a mod N) and sends links to other
+    /// hosts to their owners through --coordinator (Redis) or --exchange-dir (files). All
+    /// partitions may get the same seeds.
+    #[arg(long)]
+    pub partition: Option<crawler::partition::Partition>,
+    /// Shared directory through which partitions exchange links (inboxes, states).
+    #[arg(long, requires = "partition", conflicts_with = "coordinator")]
+    pub exchange_dir: Option<PathBuf>,
+    /// Redis through which partitions exchange links (one stream per partition, consumer
+    /// groups, acknowledged after queueing), e.g. redis://127.0.0.1:6379 or
+    /// redis://127.0.0.1:6379/2 for database 2 (one database per crawl).
+    #[arg(long, requires = "partition")]
+    pub coordinator: Option<String>,
+    /// A partition stops once every partition has been idle, with no link in transit, for
+    /// this long (milliseconds).
+    #[arg(long, default_value_t = 2000)]
+    pub exchange_grace_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ScopeArg {
+    Any,
+    Seeds,
+    Domain,
+}
+
+impl From<ScopeArg> for crawler::urls::Scope {
+    fn from(s: ScopeArg) -> Self {
+        match s {
+            ScopeArg::Any => crawler::urls::Scope::Any,
+            ScopeArg::Seeds => crawler::urls::Scope::SeedHosts,
+            ScopeArg::Domain => crawler::urls::Scope::SameDomain,
+        }
+    }
+}
+
+impl CrawlArgs {
+    /// The crawl's settings; `seeds` are the URLs from `--seed` and `--seeds`, and
+    /// `normalization` is the label set's.
+    pub fn to_settings(
+        &self,
+        seeds: Vec<String>,
+        normalization: Normalization,
+    ) -> anyhow::Result<CrawlSettings> {
+        Ok(CrawlSettings {
+            seeds,
+            user_agent: self.user_agent.clone(),
+            focus: self.focus,
+            scope: self.scope.into(),
+            allow_hosts: self.allow_host.clone(),
+            block_hosts: self.block_host.clone(),
+            resolve: self.resolve.clone(),
+            allow_private: self.allow_private,
+            warc_dir: self.warc_dir.clone(),
+            warc_max_bytes: self.warc_max_bytes,
+            crawl: CrawlConfig {
+                polite: PolitenessConfig {
+                    min_delay: Duration::from_millis(self.min_delay_ms),
+                    delay_factor: self.delay_factor,
+                    max_crawl_delay: Duration::from_secs_f64(self.max_crawl_delay.max(0.0)),
+                    per_host_concurrency: self.per_host_concurrency.max(1),
+                    ..PolitenessConfig::default()
+                },
+                max_pages: self.max_pages,
+                per_host_max_pages: self.per_host_max_pages,
+                max_depth: self.max_depth,
+                global_rate: self.rate,
+                max_in_flight: self.max_in_flight.max(1),
+                ..CrawlConfig::default()
+            },
+            fetch: FetchConfig {
+                max_body_bytes: self.max_body_bytes,
+                total_timeout: Duration::from_secs(self.timeout.max(1)),
+                ..FetchConfig::default()
+            },
+            traps: TrapRules::default(),
+            threads: worker_count(self.threads)?,
+            progress: self.progress,
+            normalization,
+            metrics: self.metrics,
+            metrics_remote: self.metrics_remote,
+        })
+    }
+
+    /// The seed URLs from `--seed` and the `--seeds` file (blank lines and `#` comments
+    /// left out).
+    pub fn seed_urls(&self) -> anyhow::Result<Vec<String>> {
+        use anyhow::Context;
+        let mut seeds = self.seed.clone();
+        if let Some(path) = &self.seeds {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("reading seeds {}", path.display()))?;
+            seeds.extend(
+                text.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(String::from),
+            );
+        }
+        Ok(seeds)
+    }
+}

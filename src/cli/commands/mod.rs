@@ -1,0 +1,20 @@
+//! The commands whose flags are in `super::flags`: each turns its flags into the engine's
+//! config, runs the engine, and prints the outcome. The analyses (`replicas`, `quilts`, …)
+//! print from the engine and are called straight from `super::main`.
+
+pub mod crawl;
+pub mod labelset;
+pub mod report;
+pub mod scan;
+pub mod stats;
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+/// Write `value` as pretty JSON to `path` (`--stats-json`).
+pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {
+    let f = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    serde_json::to_writer_pretty(f, value)?;
+    Ok(())
+}

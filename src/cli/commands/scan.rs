@@ -1,0 +1,29 @@
+//! `ditto scan`.
+
+use std::sync::Arc;
+
+use anyhow::Result;
+
+use crate::cli::flags::scan::ScanArgs;
+use crate::labelset;
+use crate::pipeline;
+use crate::report::summary;
+
+pub fn run(a: &ScanArgs) -> Result<()> {
+    let mut loaded = labelset::load_for_scan(
+        &a.labelset,
+        a.file_labelset.as_deref(),
+        &a.stop_chunks,
+        !a.no_default_stop_chunks,
+    )?;
+    let cfg = a.to_config(loaded.normalization)?;
+    let store = labelset::open_store_for_writing(&a.store, &a.labelset, &mut loaded)?;
+    let part = a.partition.unwrap_or(crawler::partition::Partition::SINGLE);
+    loaded.matcher.origins = a.origins.map(|m| Arc::new(crate::live::origins::LiveOrigins::new(m)));
+    let stats = pipeline::run_scan_partition(&cfg, store.clone(), loaded.matcher, part)?;
+    summary::print_scan(&stats, &store)?;
+    if let Some(path) = &a.stats_json {
+        super::write_json(path, &stats)?;
+    }
+    Ok(())
+}
