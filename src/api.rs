@@ -9,7 +9,7 @@
 //! // Accumulate neighborhoods in a store that `ditto report` and `ditto review` read:
 //! let store = ditto::api::open_store("crawl.db", &det)?;
 //! det.store(&store, &v)?;
-//! # Ok::<(), anyhow::Error>(())
+//! # Ok::<(), ditto::Error>(())
 //! ```
 //!
 //! A page goes through exactly the stage functions `ditto scan` and `ditto crawl` use
@@ -17,10 +17,10 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
 use detector::{CleanOptions, Page, PageOrigin, TrapRules};
 use store::{PageWrite, Store};
 
+use crate::error::{ErrorKind, Result, ResultExt};
 use crate::labelset::{load_for_scan, Loaded};
 use crate::pipeline::metrics::Skips;
 use crate::pipeline::stages::{self, FilterSettings, Input};
@@ -93,9 +93,9 @@ impl Detector {
     /// Open a label set (mmap, milliseconds) and the stop lists.
     pub fn open(labelset: impl AsRef<Path>, cfg: DetectorConfig) -> Result<Detector> {
         let path = labelset.as_ref();
-        let loaded = load_for_scan(path, None, &cfg.stop_chunks, cfg.default_stop_chunks)?;
-        let labelset =
-            labelsets::LabelSet::open(path).with_context(|| format!("opening {}", path.display()))?;
+        let loaded =
+            load_for_scan(path, None, &cfg.stop_chunks, cfg.default_stop_chunks).kind(ErrorKind::LabelSet)?;
+        let labelset = labelsets::LabelSet::open(path)?;
         Ok(Detector { loaded, labelset, cfg })
     }
 
@@ -192,6 +192,28 @@ impl Detector {
 /// Open (or create) a store for a detector's verdicts, bound to its label set.
 pub fn open_store(path: impl AsRef<Path>, det: &Detector) -> Result<Store> {
     let store = Store::open(path.as_ref())?;
-    crate::labelset::bind_store(&store, det.label_set_identity(), det.labelset.path())?;
+    crate::labelset::bind_store(&store, det.label_set_identity(), det.labelset.path())
+        .kind(ErrorKind::Store)?;
     Ok(store)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_keep_their_kind() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let missing = dir.path().join("missing.dls");
+        let e = Detector::open(&missing, DetectorConfig::default()).err().expect("a missing label set fails");
+        assert_eq!(e.kind(), ErrorKind::LabelSet);
+        assert!(e.to_string().contains("missing.dls"), "{e}");
+        assert!(std::error::Error::source(&e).is_some(), "the io cause is kept");
+
+        // A label set file that is not one: refused by the labelsets crate, kind kept.
+        let junk = dir.path().join("junk.dls");
+        std::fs::write(&junk, b"not a label set at all, just some bytes to read").expect("write");
+        let e = Detector::open(&junk, DetectorConfig::default()).err().expect("junk fails");
+        assert_eq!(e.kind(), ErrorKind::LabelSet);
+    }
 }

@@ -9,8 +9,11 @@ pub mod api;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod crawl;
+pub mod error;
 pub mod labelset;
 pub mod live;
 pub mod pipeline;
 pub mod report;
 pub mod source;
+
+pub use error::{Error, ErrorKind, Result};

@@ -15,7 +15,8 @@ use pyo3::prelude::*;
 
 create_exception!(_native, DittoError, PyException, "An error from ditto (label set, store, I/O).");
 
-fn err(e: anyhow::Error) -> PyErr {
+fn err(e: impl Into<anyhow::Error>) -> PyErr {
+    let e: anyhow::Error = e.into();
     DittoError::new_err(format!("{e:#}"))
 }
 
@@ -167,7 +168,7 @@ impl PyStore {
     /// Write everything added so far to disk.
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
         let store = &self.inner;
-        py.allow_threads(|| store.flush()).map_err(|e| err(e.into()))
+        py.allow_threads(|| store.flush()).map_err(err)
     }
 
     #[getter]
