@@ -75,6 +75,10 @@ enum FileHash<'a> {
     OfBody(&'a [u8]),
 }
 
+/// The kernel behind the three public functions: with whitespace collapsed and trimmed, one
+/// pass over the blocks builds the normalized text and takes the chunk and text SHA-1s from
+/// it, beside the body's SHA-1 when `file_hash` is [`FileHash::OfBody`]; then the SimHash
+/// (and the shingle set when `with_shingles`). Other normalizations: [`separate_passes`].
 fn fused_fingerprint<B: BlockList + ?Sized>(
     file_hash: FileHash,
     blocks: &B,
@@ -83,15 +87,7 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
     with_shingles: bool,
 ) -> (Fingerprints, ReplicaFeatures) {
     if !(norm.collapse_whitespace && norm.trim) {
-        // SimHash always; the shingle set only when asked for (not computed and dropped).
-        let (simhash, shingles) =
-            if with_shingles { word_features(blocks) } else { (simhash_of_blocks(blocks), Vec::new()) };
-        let features = ReplicaFeatures { simhash, text_hash: text_hash(blocks, norm), shingles };
-        let file_hash = match file_hash {
-            FileHash::Known(h) => h,
-            FileHash::OfBody(body) => sha1(body),
-        };
-        return (crate::fingerprint::fingerprint_with_file_hash(file_hash, blocks, norm), features);
+        return separate_passes(file_hash, blocks, norm, with_shingles);
     }
     // Every SHA-1 below runs beside the body's (an empty body when its hash is known).
     let (known, mut body) = match file_hash {
@@ -157,31 +153,60 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
         word_features(blocks)
     } else {
         word_pieces.push(WordPiece::Text(words_from, text.len()));
-        // The body blocks left now have no other message to pair with: one is compressed
-        // every `every` long words (about one long word per 11 bytes of text), so their
-        // rounds run while the word hashes wait on their multiplies.
-        let lone = body.blocks_left();
-        let every = (text.len() / 11 / (lone + 1)).clamp(1, 64);
-        let mut ones = BitCounts::default();
-        let mut since = 0;
-        let pieces: Vec<&str> = word_pieces
-            .iter()
-            .map(|piece| match *piece {
-                WordPiece::Text(from, to) => ascii_run(&text, from, to),
-                WordPiece::Raw(block) => block,
-            })
-            .collect();
-        long_words::count_long_words(&pieces, &mut ones, |n| {
-            since += n;
-            while since >= every {
-                since -= every;
-                body.compress_one();
-            }
-        });
-        (ones.simhash(), Vec::new())
+        (simhash_beside_body(&text, &word_pieces, &mut body), Vec::new())
     };
     fp.file_hash = known.unwrap_or_else(|| body.finish());
     (fp, ReplicaFeatures { simhash, text_hash, shingles })
+}
+
+/// [`fused_fingerprint`] for a normalization that does not both collapse and trim
+/// whitespace: the chunk fingerprints and the features by their own functions (the fused
+/// pass relies on the join's space being a normalization boundary, true only then).
+fn separate_passes<B: BlockList + ?Sized>(
+    file_hash: FileHash,
+    blocks: &B,
+    norm: &Normalization,
+    with_shingles: bool,
+) -> (Fingerprints, ReplicaFeatures) {
+    // SimHash always; the shingle set only when asked for (not computed and dropped).
+    let (simhash, shingles) =
+        if with_shingles { word_features(blocks) } else { (simhash_of_blocks(blocks), Vec::new()) };
+    let features = ReplicaFeatures { simhash, text_hash: text_hash(blocks, norm), shingles };
+    let file_hash = match file_hash {
+        FileHash::Known(h) => h,
+        FileHash::OfBody(body) => sha1(body),
+    };
+    (crate::fingerprint::fingerprint_with_file_hash(file_hash, blocks, norm), features)
+}
+
+/// The SimHash of the long words of `word_pieces` (runs of `text`, the page's normalized
+/// text, and raw non-ASCII blocks), with the body SHA-1's remaining blocks compressed
+/// between the words. `#[inline]`: it was the tail of [`fused_fingerprint`], and stays
+/// instantiated beside it in the caller's crate.
+#[inline]
+fn simhash_beside_body(text: &[u8], word_pieces: &[WordPiece], body: &mut BodySha1) -> u64 {
+    // The body blocks left now have no other message to pair with: one is compressed
+    // every `every` long words (about one long word per 11 bytes of text), so their
+    // rounds run while the word hashes wait on their multiplies.
+    let lone = body.blocks_left();
+    let every = (text.len() / 11 / (lone + 1)).clamp(1, 64);
+    let mut ones = BitCounts::default();
+    let mut since = 0;
+    let pieces: Vec<&str> = word_pieces
+        .iter()
+        .map(|piece| match *piece {
+            WordPiece::Text(from, to) => ascii_run(text, from, to),
+            WordPiece::Raw(block) => block,
+        })
+        .collect();
+    long_words::count_long_words(&pieces, &mut ones, |n| {
+        since += n;
+        while since >= every {
+            since -= every;
+            body.compress_one();
+        }
+    });
+    ones.simhash()
 }
 
 /// A piece of a page's text for the SimHash word scan: bytes `from..to` of the normalized
