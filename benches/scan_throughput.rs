@@ -343,10 +343,12 @@ fn tokenizer_vs_scan(name: &str, pages: &[Page], m: &Matcher, norm: &Normalizati
         black_box(detector::fingerprint::fingerprint_with_file_hash([0; 20], &d.blocks, norm));
     });
     let as_scan = best_of(&|d| {
-        black_box(detector::shingles::fingerprint_for_scan([0; 20], &d.blocks, norm, |n| need.needs(n)));
+        black_box(detector::fingerprint::scan::fingerprint_for_scan([0; 20], &d.blocks, norm, |n| {
+            need.needs(n)
+        }));
     });
     let with_shingles = best_of(&|d| {
-        black_box(detector::shingles::fingerprint_with_features([0; 20], &d.blocks, norm));
+        black_box(detector::fingerprint::scan::fingerprint_with_features([0; 20], &d.blocks, norm));
     });
     println!(
         "      fingerprint work alone: every chunk SHA-1 {:.1} MB/s; as the scan does it (usable chunk SHA-1s, SimHash, text SHA-1) {:.1} MB/s; \

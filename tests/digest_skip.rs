@@ -101,8 +101,9 @@ fn skipping_unusable_chunk_digests_changes_no_record() {
 /// blocks carry `&nbsp;`, curly quotes or arrows.
 #[test]
 fn fast_fingerprint_paths_equal_the_definitions_on_real_pages() {
+    use detector::fingerprint::scan::fingerprint_for_scan;
     use detector::fingerprint::sha1;
-    use detector::shingles::{fingerprint_for_scan, visible_text};
+    use detector::shingles::visible_text;
     let norm = Normalization::default();
     let (mut blocks_seen, mut non_ascii_blocks) = (0usize, 0usize);
     for p in pages() {

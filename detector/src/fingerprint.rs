@@ -1,5 +1,11 @@
 //! Fingerprint stage: SHA-1 of the whole body (the file hash `H(f)`, §3.1 step 1) and of
 //! every normalized chunk (the chunk hash vector `H(c_f)`, §3.1 step 2; SHA-1 per §3.5).
+//!
+//! The scan runs these fused with the near-replica features in one pass over a page's
+//! blocks: [`scan`] (its SimHash word pass: `long_words`).
+
+mod long_words;
+pub mod scan;
 
 use crate::blocks::BlockList;
 use sha1::{Digest, Sha1};

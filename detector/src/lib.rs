@@ -11,6 +11,7 @@
 //! - [`traps`]: recursion-error / crawler-trap heuristics on URLs (§3.4.1, appendix A).
 //! - [`clean`]: HTML/text → paragraph-level text blocks + links (§3.1 step 2).
 //! - [`normalize`] + [`fingerprint`]: normalized chunks, SHA-1 chunk and file hashes (§3.1 steps 1–2, §3.5).
+//!   [`fingerprint::scan`]: the scan's kernel, these fused with the SimHash and text hash.
 //! - [`matching`]: stop-chunk removal and `contains(L_c, f)` (§3.3 step 5, §3.4.2).
 //! - [`neighborhood`]: URL-prefix neighborhoods and `badness(N)` (§3.3 step 6).
 //! - [`stats`]: mean + σ thresholds (§3, §6.3).

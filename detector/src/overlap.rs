@@ -260,55 +260,108 @@ fn minus(a: &[u32], b: &[u32]) -> Vec<u32> {
 
 /// Find exact and near replicas among `docs` and cluster them.
 pub fn find_replicas(docs: &[DocInput], cfg: &OverlapConfig) -> Replicas {
-    let n = docs.len();
-    let mut stats = OverlapStats { docs: n, ..Default::default() };
+    let mut stats = OverlapStats { docs: docs.len(), ..Default::default() };
+    let groups = ExactGroups::of(docs);
+    stats.central_docs = groups.centers.len();
+    let mut pairs = exact_pairs(docs, &groups);
+    stats.exact_pairs = pairs.len();
+    let features = template_free_features(docs, &groups.centers, cfg, &mut stats);
+    let t = cfg.threshold.clamp(0.0, 1.0);
+    let candidates = candidate_pairs(&groups.centers, &features, t, cfg, &mut stats);
+    let near = confirmed_near_pairs(&candidates, &features, t);
+    stats.near_pairs = near.len();
+    pairs.extend(near_pairs_of_members(docs, &groups, &near));
+    let clusters = clusters(docs, &groups, &near);
+    Replicas { pairs, clusters, stats }
+}
 
-    // Step 1: exact groups by visible-text hash (body hash for pages without text).
-    let mut uf = UnionFind::new(n);
-    let mut first: HashMap<(bool, Sha1Digest), usize> = HashMap::new();
-    for (i, d) in docs.iter().enumerate() {
-        let key = match d.text_hash {
-            Some(h) => (true, h),
-            None => (false, d.file_hash),
-        };
-        let c = *first.entry(key).or_insert(i);
-        uf.union(c, i);
+/// Step 1: the exact groups (pages of one visible-text hash, or of one body hash for pages
+/// without text), each keyed by its central page (its smallest index).
+struct ExactGroups {
+    /// Members of each group by central page, in index order (the central page first).
+    members: HashMap<usize, Vec<usize>>,
+    /// The central pages, sorted.
+    centers: Vec<usize>,
+}
+
+impl ExactGroups {
+    fn of(docs: &[DocInput]) -> Self {
+        let n = docs.len();
+        let mut uf = UnionFind::new(n);
+        let mut first: HashMap<(bool, Sha1Digest), usize> = HashMap::new();
+        for (i, d) in docs.iter().enumerate() {
+            let key = match d.text_hash {
+                Some(h) => (true, h),
+                None => (false, d.file_hash),
+            };
+            let c = *first.entry(key).or_insert(i);
+            uf.union(c, i);
+        }
+        let mut members: HashMap<usize, Vec<usize>> = HashMap::new();
+        for i in 0..n {
+            members.entry(uf.find(i)).or_default().push(i);
+        }
+        let mut centers: Vec<usize> = members.keys().copied().collect();
+        centers.sort_unstable();
+        ExactGroups { members, centers }
     }
-    let center: Vec<usize> = (0..n).map(|i| uf.find(i)).collect();
-    let mut groups: HashMap<usize, Vec<usize>> = HashMap::new();
-    for (i, &c) in center.iter().enumerate() {
-        groups.entry(c).or_default().push(i);
+
+    /// The members of the group whose central page is `center`.
+    fn of_center(&self, center: usize) -> &[usize] {
+        self.members.get(&center).map(Vec::as_slice).unwrap_or_default()
     }
-    let mut centers: Vec<usize> = groups.keys().copied().collect();
-    centers.sort_unstable();
-    stats.central_docs = centers.len();
-    let hd = |a: usize, b: usize| match (docs[a].simhash, docs[b].simhash) {
+}
+
+/// Hamming distance of two pages' own SimHashes, when both are known.
+fn simhash_distance(docs: &[DocInput], a: usize, b: usize) -> Option<u32> {
+    match (docs[a].simhash, docs[b].simhash) {
         (Some(x), Some(y)) => Some(hamming(x, y)),
         _ => None,
-    };
-    let exact_kind = |c: usize, m: usize| {
-        if docs[c].file_hash == docs[m].file_hash {
-            ReplicaKind::ExactBytes
-        } else {
-            ReplicaKind::ExactText
-        }
-    };
+    }
+}
+
+/// How member `m` of an exact group replicates its central page `c`.
+fn exact_kind(docs: &[DocInput], c: usize, m: usize) -> ReplicaKind {
+    if docs[c].file_hash == docs[m].file_hash {
+        ReplicaKind::ExactBytes
+    } else {
+        ReplicaKind::ExactText
+    }
+}
+
+/// Step 1's pairs: every pair within each exact group, groups in central-page order.
+fn exact_pairs(docs: &[DocInput], groups: &ExactGroups) -> Vec<ReplicaPair> {
     let mut pairs = Vec::new();
-    for c in &centers {
-        let g = &groups[c];
+    for &c in &groups.centers {
+        let g = groups.of_center(c);
         for (x, &a) in g.iter().enumerate() {
             for &b in &g[x + 1..] {
-                let kind = exact_kind(a, b);
+                let kind = exact_kind(docs, a, b);
                 let s = docs[a].shingles.len();
-                pairs.push(ReplicaPair { a, b, kind, jaccard: 1.0, shared: s, hamming: hd(a, b) });
+                pairs.push(ReplicaPair {
+                    a,
+                    b,
+                    kind,
+                    jaccard: 1.0,
+                    shared: s,
+                    hamming: simhash_distance(docs, a, b),
+                });
             }
         }
     }
-    stats.exact_pairs = pairs.len();
+    pairs
+}
 
-    // Step 2: template-free fingerprint sets of central pages.
+/// Step 2: the fingerprint set each central page is compared on: its shingles less its
+/// host's template shingles, or all its shingles when too few would be left.
+fn template_free_features(
+    docs: &[DocInput],
+    centers: &[usize],
+    cfg: &OverlapConfig,
+    stats: &mut OverlapStats,
+) -> HashMap<usize, Vec<u32>> {
     let mut by_host: HashMap<&str, Vec<usize>> = HashMap::new();
-    for &c in &centers {
+    for &c in centers {
         by_host.entry(docs[c].host.as_str()).or_default().push(c);
     }
     let mut features: HashMap<usize, Vec<u32>> = HashMap::with_capacity(centers.len());
@@ -331,9 +384,42 @@ pub fn find_replicas(docs: &[DocInput], cfg: &OverlapConfig) -> Replicas {
             features.insert(c, f);
         }
     }
+    features
+}
 
-    // Step 3: candidates by prefix-filtered inverted index (+ SimHash tables).
-    let t = cfg.threshold.clamp(0.0, 1.0);
+/// The fingerprint set of central page `c` (empty for a page that has none).
+fn features_of(features: &HashMap<usize, Vec<u32>>, c: usize) -> &[u32] {
+    features.get(&c).map(Vec::as_slice).unwrap_or_default()
+}
+
+/// Step 3: candidate pairs of central pages (`a < b`) from the prefix-filtered inverted
+/// index, plus the SimHash tables' hits when `cfg.simhash_k` is set.
+fn candidate_pairs(
+    centers: &[usize],
+    features: &HashMap<usize, Vec<u32>>,
+    t: f64,
+    cfg: &OverlapConfig,
+    stats: &mut OverlapStats,
+) -> FastSet<(usize, usize)> {
+    let mut candidates = index_candidates(centers, features, t, cfg.max_postings, stats);
+    stats.candidates_index = candidates.len();
+    if let Some(k) = cfg.simhash_k {
+        add_simhash_candidates(centers, features, k, &mut candidates, stats);
+    }
+    stats.candidates = candidates.len();
+    candidates
+}
+
+/// Pairs that share a fingerprint of their prefixes (each page's |F| − ⌈t·|F|⌉ + 1 rarest
+/// fingerprints) and whose sizes allow Jaccard ≥ t; posting lists longer than
+/// `max_postings` are skipped (heavy fingerprints).
+fn index_candidates(
+    centers: &[usize],
+    features: &HashMap<usize, Vec<u32>>,
+    t: f64,
+    max_postings: usize,
+    stats: &mut OverlapStats,
+) -> FastSet<(usize, usize)> {
     let mut df: FastMap<u32, u32> = FastMap::default();
     for f in features.values() {
         for &x in f {
@@ -341,8 +427,8 @@ pub fn find_replicas(docs: &[DocInput], cfg: &OverlapConfig) -> Replicas {
         }
     }
     let mut postings: FastMap<u32, Vec<usize>> = FastMap::default();
-    for &c in &centers {
-        let f = &features[&c];
+    for &c in centers {
+        let f = features_of(features, c);
         let mut ordered: Vec<(u32, u32)> = f.iter().map(|x| (df.get(x).copied().unwrap_or(0), *x)).collect();
         ordered.sort_unstable();
         for &(_, x) in &ordered[..prefix_len(f.len(), t)] {
@@ -351,13 +437,13 @@ pub fn find_replicas(docs: &[DocInput], cfg: &OverlapConfig) -> Replicas {
     }
     let mut candidates: FastSet<(usize, usize)> = FastSet::default();
     for list in postings.values() {
-        if list.len() > cfg.max_postings {
+        if list.len() > max_postings {
             stats.heavy_fingerprints_capped += 1;
             continue;
         }
         for (x, &a) in list.iter().enumerate() {
             for &b in &list[x + 1..] {
-                let (la, lb) = (features[&a].len(), features[&b].len());
+                let (la, lb) = (features_of(features, a).len(), features_of(features, b).len());
                 let (small, large) = if la < lb { (la, lb) } else { (lb, la) };
                 if (small as f64) + 1e-9 >= t * large as f64 {
                     candidates.insert((a.min(b), a.max(b)));
@@ -365,125 +451,179 @@ pub fn find_replicas(docs: &[DocInput], cfg: &OverlapConfig) -> Replicas {
             }
         }
     }
-    stats.candidates_index = candidates.len();
-    if let Some(k) = cfg.simhash_k {
-        let keyed: Vec<(u64, u32)> = centers
-            .iter()
-            .filter(|c| !features[c].is_empty())
-            .map(|&c| (set_simhash(&features[&c]), c as u32))
-            .collect();
-        if let Ok(index) = NearDupIndex::build(IndexConfig::new(k), keyed.clone()) {
-            for &(key, c) in &keyed {
-                for m in index.query(key) {
-                    let (a, b) = (c as usize, m.id as usize);
-                    if a < b {
-                        stats.candidates_simhash += 1;
-                        if candidates.insert((a, b)) {
-                            stats.candidates_simhash_only += 1;
-                        }
-                    }
+    candidates
+}
+
+/// Add the pairs whose fingerprint-set SimHashes are within Hamming distance `k` (Manku's
+/// permuted tables) to `candidates`.
+fn add_simhash_candidates(
+    centers: &[usize],
+    features: &HashMap<usize, Vec<u32>>,
+    k: u32,
+    candidates: &mut FastSet<(usize, usize)>,
+    stats: &mut OverlapStats,
+) {
+    let keyed: Vec<(u64, u32)> = centers
+        .iter()
+        .filter(|&&c| !features_of(features, c).is_empty())
+        .map(|&c| (set_simhash(features_of(features, c)), c as u32))
+        .collect();
+    // A configuration the tables cannot be built for proposes no candidates.
+    let Ok(index) = NearDupIndex::build(IndexConfig::new(k), keyed.clone()) else { return };
+    for &(key, c) in &keyed {
+        for m in index.query(key) {
+            let (a, b) = (c as usize, m.id as usize);
+            if a < b {
+                stats.candidates_simhash += 1;
+                if candidates.insert((a, b)) {
+                    stats.candidates_simhash_only += 1;
                 }
             }
         }
     }
-    stats.candidates = candidates.len();
+}
 
-    // Step 4: confirm by exact overlap.
-    let mut near: Vec<(usize, usize, f64, usize)> = Vec::new();
-    for &(a, b) in &candidates {
-        let (fa, fb) = (&features[&a], &features[&b]);
+/// A confirmed near pair of central pages (`a < b`).
+#[derive(Clone, Copy)]
+struct NearPair {
+    a: usize,
+    b: usize,
+    jaccard: f64,
+    /// S&G's F: fingerprints in common.
+    shared: usize,
+}
+
+/// Step 4: the candidates whose fingerprint sets have Jaccard ≥ t, counted exactly, in
+/// (a, b) order.
+fn confirmed_near_pairs(
+    candidates: &FastSet<(usize, usize)>,
+    features: &HashMap<usize, Vec<u32>>,
+    t: f64,
+) -> Vec<NearPair> {
+    let mut near = Vec::new();
+    for &(a, b) in candidates {
+        let (fa, fb) = (features_of(features, a), features_of(features, b));
         let shared = crate::shingles::intersection_size(fa, fb);
         let union = fa.len() + fb.len() - shared;
         if union > 0 && shared as f64 + 1e-9 >= t * union as f64 {
-            near.push((a, b, jaccard(fa, fb), shared));
+            near.push(NearPair { a, b, jaccard: jaccard(fa, fb), shared });
         }
     }
-    near.sort_by_key(|x| (x.0, x.1));
-    stats.near_pairs = near.len();
-    for &(a, b, j, shared) in &near {
-        for &x in &groups[&a] {
-            for &y in &groups[&b] {
-                let (p, q) = (x.min(y), x.max(y));
+    near.sort_by_key(|p| (p.a, p.b));
+    near
+}
+
+/// Step 4's pairs: every pair across the two exact groups of each near pair of central pages.
+fn near_pairs_of_members(docs: &[DocInput], groups: &ExactGroups, near: &[NearPair]) -> Vec<ReplicaPair> {
+    let mut pairs = Vec::new();
+    for p in near {
+        for &x in groups.of_center(p.a) {
+            for &y in groups.of_center(p.b) {
+                let (a, b) = (x.min(y), x.max(y));
                 pairs.push(ReplicaPair {
-                    a: p,
-                    b: q,
+                    a,
+                    b,
                     kind: ReplicaKind::Near,
-                    jaccard: j,
-                    shared,
-                    hamming: hd(p, q),
+                    jaccard: p.jaccard,
+                    shared: p.shared,
+                    hamming: simhash_distance(docs, a, b),
                 });
             }
         }
     }
+    pairs
+}
 
-    // Step 5: clusters. Each exact group's members join its central page; central pages join
-    // through the best near pair found for them (highest Jaccard) in a spanning forest.
-    let mut cuf = UnionFind::new(n);
-    let mut via: HashMap<usize, (usize, f64)> = HashMap::new();
-    let mut by_j = near.clone();
-    by_j.sort_by(|x, y| y.2.total_cmp(&x.2).then((x.0, x.1).cmp(&(y.0, y.1))));
-    let mut tree_edges: Vec<(usize, usize, f64)> = Vec::new();
-    for &(a, b, j, _) in &by_j {
-        if cuf.find(a) != cuf.find(b) {
-            cuf.union(a, b);
-            tree_edges.push((a, b, j));
-        }
+/// Step 5: clusters of two or more pages, largest first. Each exact group's members join its
+/// central page; central pages join through the best near pair found for them (highest
+/// Jaccard) in a spanning forest.
+fn clusters(docs: &[DocInput], groups: &ExactGroups, near: &[NearPair]) -> Vec<Cluster> {
+    let (mut forest, tree_edges) = best_pair_forest(docs.len(), near);
+    let mut components: HashMap<usize, Vec<usize>> = HashMap::new();
+    for &c in &groups.centers {
+        components.entry(forest.find(c)).or_default().push(c);
     }
-    let mut comp: HashMap<usize, Vec<usize>> = HashMap::new();
-    for &c in &centers {
-        comp.entry(cuf.find(c)).or_default().push(c);
-    }
-    // Orient the spanning tree from each component's representative (its smallest index).
-    let mut adj: HashMap<usize, Vec<(usize, f64)>> = HashMap::new();
+    // The spanning tree's edges both ways, to orient it from each representative.
+    let mut adjacent: HashMap<usize, Vec<(usize, f64)>> = HashMap::new();
     for &(a, b, j) in &tree_edges {
-        adj.entry(a).or_default().push((b, j));
-        adj.entry(b).or_default().push((a, j));
+        adjacent.entry(a).or_default().push((b, j));
+        adjacent.entry(b).or_default().push((a, j));
     }
-    let mut clusters = Vec::new();
-    let mut roots: Vec<usize> = comp.keys().copied().collect();
+    let mut roots: Vec<usize> = components.keys().copied().collect();
     roots.sort_unstable();
+    let mut clusters = Vec::new();
     for r in roots {
-        let cs = &comp[&r];
-        let size: usize = cs.iter().map(|c| groups[c].len()).sum();
+        let centers = components.get(&r).map(Vec::as_slice).unwrap_or_default();
+        let size: usize = centers.iter().map(|&c| groups.of_center(c).len()).sum();
         if size < 2 {
             continue;
         }
-        let rep = cs.iter().copied().min().unwrap_or(r);
-        let mut order = vec![rep];
-        via.insert(rep, (rep, 1.0));
-        let mut i = 0;
-        while i < order.len() {
-            let x = order[i];
-            i += 1;
-            for &(y, j) in adj.get(&x).map(Vec::as_slice).unwrap_or(&[]) {
-                if let std::collections::hash_map::Entry::Vacant(e) = via.entry(y) {
-                    e.insert((x, j));
-                    order.push(y);
-                }
-            }
-        }
-        let mut members = Vec::with_capacity(size);
-        for &c in &order {
-            let (v, j) = via[&c];
-            let kind = if c == rep { ReplicaKind::Representative } else { ReplicaKind::Near };
-            members.push(Member { doc: c, kind, via: v, jaccard: j, hamming: hd(c, v) });
-            for &m in &groups[&c] {
-                if m != c {
-                    members.push(Member {
-                        doc: m,
-                        kind: exact_kind(c, m),
-                        via: c,
-                        jaccard: 1.0,
-                        hamming: hd(c, m),
-                    });
-                }
-            }
-        }
-        clusters.push(Cluster { members });
+        let rep = centers.iter().copied().min().unwrap_or(r);
+        clusters.push(Cluster { members: cluster_members(docs, groups, &adjacent, rep, size) });
     }
     clusters
         .sort_by(|a, b| b.members.len().cmp(&a.members.len()).then(a.members[0].doc.cmp(&b.members[0].doc)));
-    Replicas { pairs, clusters, stats }
+    clusters
+}
+
+/// Kruskal's spanning forest of the near pairs, highest Jaccard first (ties in (a, b)
+/// order): the union-find of its components and its edges (a, b, Jaccard).
+fn best_pair_forest(n: usize, near: &[NearPair]) -> (UnionFind, Vec<(usize, usize, f64)>) {
+    let mut by_jaccard = near.to_vec();
+    by_jaccard.sort_by(|x, y| y.jaccard.total_cmp(&x.jaccard).then((x.a, x.b).cmp(&(y.a, y.b))));
+    let mut forest = UnionFind::new(n);
+    let mut edges = Vec::new();
+    for p in &by_jaccard {
+        if forest.find(p.a) != forest.find(p.b) {
+            forest.union(p.a, p.b);
+            edges.push((p.a, p.b, p.jaccard));
+        }
+    }
+    (forest, edges)
+}
+
+/// The members of the cluster whose representative is `rep`: its central pages in
+/// breadth-first order of the spanning tree from `rep`, each followed by its exact group.
+fn cluster_members(
+    docs: &[DocInput],
+    groups: &ExactGroups,
+    adjacent: &HashMap<usize, Vec<(usize, f64)>>,
+    rep: usize,
+    size: usize,
+) -> Vec<Member> {
+    // The central page each joined through, and the Jaccard of that pair.
+    let mut via: HashMap<usize, (usize, f64)> = HashMap::new();
+    via.insert(rep, (rep, 1.0));
+    let mut order = vec![rep];
+    let mut i = 0;
+    while i < order.len() {
+        let x = order[i];
+        i += 1;
+        for &(y, j) in adjacent.get(&x).map(Vec::as_slice).unwrap_or(&[]) {
+            if let std::collections::hash_map::Entry::Vacant(e) = via.entry(y) {
+                e.insert((x, j));
+                order.push(y);
+            }
+        }
+    }
+    let mut members = Vec::with_capacity(size);
+    for &c in &order {
+        let (v, j) = via.get(&c).copied().unwrap_or((c, 1.0));
+        let kind = if c == rep { ReplicaKind::Representative } else { ReplicaKind::Near };
+        members.push(Member { doc: c, kind, via: v, jaccard: j, hamming: simhash_distance(docs, c, v) });
+        for &m in groups.of_center(c) {
+            if m != c {
+                members.push(Member {
+                    doc: m,
+                    kind: exact_kind(docs, c, m),
+                    via: c,
+                    jaccard: 1.0,
+                    hamming: simhash_distance(docs, c, m),
+                });
+            }
+        }
+    }
+    members
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ pub struct FilteredPage {
     /// The body's digest (the file hash, §3.1 step 1) when the filter needed it: only to
     /// look up a URL the store already has. Otherwise the fingerprint stage computes it,
     /// its SHA-1 blocks beside those of the text hashes
-    /// (`detector::shingles::fingerprint_for_scan_of_body`), which costs less.
+    /// (`detector::fingerprint::scan::fingerprint_for_scan_of_body`), which costs less.
     pub file_hash: Option<Sha1Digest>,
 }
 
@@ -160,15 +160,20 @@ pub fn clean(p: FilteredPage, opts: &CleanOptions) -> CleanedPage {
 
 /// Fingerprint stage (§3.1 steps 1–2): normalized chunk SHA-1s; the body is dropped. Also
 /// the page's Khan & Ali SimHash and visible-text SHA-1, each block normalized once for both
-/// (`detector::shingles::fingerprint_for_scan`). The word-4-shingle set is not computed
+/// (`detector::fingerprint::scan::fingerprint_for_scan`). The word-4-shingle set is not computed
 /// here: `ditto replicas` derives it from the stored text (`replicas::load`).
 ///
 /// A chunk's SHA-1 is computed only when the match stage can use it ([`DigestNeed`]).
 pub fn fingerprint(mut p: CleanedPage, norm: &Normalization, need: &DigestNeed) -> FingerprintedPage {
     let needs = |n: &[u8]| need.needs(n);
     let (fp, replica) = match p.file_hash {
-        Some(h) => detector::shingles::fingerprint_for_scan(h, &p.doc.blocks, norm, needs),
-        None => detector::shingles::fingerprint_for_scan_of_body(&p.page.body, &p.doc.blocks, norm, needs),
+        Some(h) => detector::fingerprint::scan::fingerprint_for_scan(h, &p.doc.blocks, norm, needs),
+        None => detector::fingerprint::scan::fingerprint_for_scan_of_body(
+            &p.page.body,
+            &p.doc.blocks,
+            norm,
+            needs,
+        ),
     };
     p.page.body = Vec::new();
     FingerprintedPage { page: p.page, ticket: p.ticket, doc: p.doc, fp, replica }

@@ -1,5 +1,6 @@
 //! The scan's SimHash word pass: the hashes of the words longer than 3 characters, the same
-//! values as [`super::words`] + [`super::hash64`], counted into the SimHash's bit counts.
+//! values as [`crate::shingles::words`] + [`crate::shingles::hash64`], counted into the
+//! SimHash's bit counts.
 //!
 //! Khan & Ali's SimHash (§III.C) needs only words of more than 3 characters. Two paths give
 //! the same counts (tested against `words` + `hash64`):
@@ -26,7 +27,8 @@
 //! between pages and pushes its 176 KB out of the near caches: measured page by page beside
 //! the bare tokenizer (debian-docs), the scan gained about 3 points without it.
 
-use super::{fmix64, general_word, is_word_char, BitCounts, FNV_OFFSET, FNV_PRIME, WORD_BYTE};
+use crate::shingles::{fmix64, general_word, is_word_char, FNV_OFFSET, FNV_PRIME, WORD_BYTE};
+use crate::simhash::BitCounts;
 
 /// `| LOWER` lower-cases the ASCII letters of a word and keeps its digits; it maps `_`
 /// (0x5F) to 0x7F, which [`underscores_back`] undoes.
@@ -36,7 +38,7 @@ const LOWER: u64 = 0x2020_2020_2020_2020;
 #[inline(always)]
 fn underscores_back(x: u64) -> u64 {
     // A high bit per 0x7F byte, moved to 0x20: 0x7F ^ 0x20 = 0x5F.
-    x ^ (crate::fingerprint::bytes_equal_to(x, 0x7f) >> 2)
+    x ^ (super::bytes_equal_to(x, 0x7f) >> 2)
 }
 
 /// How many words [`WordBatch`] hashes side by side.
@@ -228,7 +230,7 @@ fn non_ascii_word_char_at(text: &str, i: usize) -> bool {
 }
 
 /// Call `f(hash64(lower-cased word))` for every word of `text` with more than 3 characters,
-/// in order: the long words of [`super::words`] (the portable path, word by word; tests).
+/// in order: the long words of [`crate::shingles::words`] (the portable path, word by word; tests).
 #[cfg(test)]
 pub(super) fn for_each_long_word(text: &str, mut f: impl FnMut(u64)) {
     long_word_batches::<false>(text, &mut |hashes, n| hashes.iter().take(n).for_each(|&h| f(h)));
@@ -331,7 +333,7 @@ pub(super) fn long_word_batches<const AVX512: bool>(text: &str, f: &mut impl FnM
 }
 
 #[cfg(target_arch = "x86_64")]
-pub(super) mod avx512 {
+mod avx512 {
     use std::arch::x86_64::*;
 
     use super::{BitCounts, BATCH, FNV_OFFSET, FNV_PRIME};
@@ -655,23 +657,6 @@ pub(super) mod avx512 {
         h = _mm512_mullo_epi64(h, _mm512_set1_epi64(0xc4ce_b9fe_1a85_ec53_u64 as i64));
         _mm512_xor_si512(h, _mm512_srli_epi64::<33>(h))
     }
-
-    /// Count the bits of `hashes[..n]` into the byte counters `lanes` (byte i of the 64
-    /// counts bit i): a byte mask of each hash's bits, subtracted (−1 per set bit).
-    ///
-    /// # Safety
-    /// The CPU must have AVX-512 F and BW ([`available`]).
-    #[target_feature(enable = "avx512f,avx512bw")]
-    #[inline]
-    pub(in crate::shingles) unsafe fn add_bits(lanes: &mut [u64; 8], hashes: &[u64; BATCH], n: usize) {
-        // SAFETY: `lanes` is 64 bytes.
-        let mut acc = unsafe { _mm512_loadu_si512(lanes.as_ptr().cast()) };
-        for &h in hashes.iter().take(n) {
-            acc = _mm512_sub_epi8(acc, _mm512_movm_epi8(h));
-        }
-        // SAFETY: as above.
-        unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), acc) };
-    }
 }
 
 #[cfg(test)]
@@ -709,7 +694,7 @@ mod tests {
 
     #[test]
     fn equals_words_and_hash64_on_random_text() {
-        let palette: Vec<&str> = super::super::WORD_TEST_PIECES
+        let palette: Vec<&str> = crate::shingles::WORD_TEST_PIECES
             .iter()
             .copied()
             .chain(["x".repeat(30).leak() as &str, " ".repeat(40).leak()])
@@ -717,7 +702,7 @@ mod tests {
         let mut x = 11u64;
         for _ in 0..20_000 {
             let len = (fmix64(x) % 24) as usize;
-            let text = super::super::palette_text(&palette, &mut x, len);
+            let text = crate::shingles::palette_text(&palette, &mut x, len);
             assert_eq!(got(&text), expected(&text), "{text:?}");
         }
     }
@@ -795,7 +780,7 @@ mod tests {
         // The pieces of the word test, the separators and word characters a window must
         // tell apart (no-break space, quotes, dashes; superscripts and ordinals are word
         // characters), and a word one byte past the lanes' 16.
-        let palette: Vec<&str> = super::super::WORD_TEST_PIECES
+        let palette: Vec<&str> = crate::shingles::WORD_TEST_PIECES
             .iter()
             .copied()
             .chain(["\u{a0}", "’", "—", "¶", "→", "²", "ª", "abcdefghijklmnopq"])
@@ -803,7 +788,7 @@ mod tests {
         let mut x = 5u64;
         for _ in 0..4_000 {
             let len = (fmix64(x) % 80) as usize;
-            let text = super::super::palette_text(&palette, &mut x, len);
+            let text = crate::shingles::palette_text(&palette, &mut x, len);
             let cut = text.char_indices().map(|(i, _)| i).nth(len / 2).unwrap_or(0);
             assert_counts_equal(&[&text]);
             assert_counts_equal(&[&text[..cut], &text[cut..], ""]);
@@ -819,7 +804,7 @@ mod tests {
             .collect();
         for _ in 0..600 {
             let len = 50 + (fmix64(x) % 700) as usize;
-            let text = super::super::palette_text(&sparse, &mut x, len);
+            let text = crate::shingles::palette_text(&sparse, &mut x, len);
             assert_counts_equal(&[&text]);
         }
     }
