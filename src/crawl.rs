@@ -14,7 +14,7 @@ use crawler::crawl::{
 use crawler::fetch::{FetchConfig, FetchResponse, Fetcher, ResolveMap};
 use crawler::partition::PartitionRouter;
 use crawler::urls::{canonical_url, HostPattern, Scope, ScopeRules, TrapGuard, TrapLimits};
-use crawler::warc_writer::{FetchRecord, WarcInfo, WarcWriter};
+use crawler::warc::{FetchRecord, WarcInfo, WarcWriter};
 use crossbeam_channel::Sender;
 use detector::{Normalization, TrapRules};
 use serde::Serialize;

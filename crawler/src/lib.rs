@@ -6,4 +6,4 @@ pub mod partition;
 pub mod politeness;
 pub mod robots;
 pub mod urls;
-pub mod warc_writer;
+pub mod warc;
