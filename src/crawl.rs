@@ -147,7 +147,7 @@ pub fn run_partition(
     check_user_agent(&s.user_agent)?;
     let mut resolve = ResolveMap::default();
     for r in &s.resolve {
-        resolve.add(r).map_err(anyhow::Error::msg)?;
+        resolve.add(r)?;
     }
     let fetch_cfg = FetchConfig {
         user_agent: s.user_agent.clone(),
@@ -155,7 +155,7 @@ pub fn run_partition(
         resolve: Arc::new(resolve),
         ..s.fetch.clone()
     };
-    let fetcher = Fetcher::new(fetch_cfg).map_err(anyhow::Error::msg)?;
+    let fetcher = Fetcher::new(fetch_cfg)?;
     let mut seed_urls = Vec::new();
     for seed in &s.seeds {
         seed_urls.push(canonical_url(seed).with_context(|| format!("seed {seed:?}"))?);

@@ -16,6 +16,7 @@ use store::{FrontierEntry, Store};
 use tokio::sync::mpsc;
 use url::Url;
 
+use crate::error::CrawlError;
 use crate::fetch::{parse_retry_after, FetchError, FetchErrorKind, FetchResponse, Fetcher};
 use crate::partition::PartitionRouter;
 use crate::politeness::{HostState, Outcome, PolitenessConfig};
@@ -248,7 +249,7 @@ pub async fn crawl(
     links: Arc<LinkPolicy>,
     seeds: Vec<String>,
     io: CrawlIo,
-) -> Result<CrawlReport, store::StoreError> {
+) -> Result<CrawlReport, CrawlError> {
     let CrawlIo { sink, recorder, counters, stop } = io;
     let start = Instant::now();
     let token = product_token(&fetcher.config().user_agent).to_string();
@@ -259,7 +260,7 @@ pub async fn crawl(
     if let Some(r) = &links.partition {
         // Every partition may be given the same seeds: each keeps those it owns.
         seed_entries.retain(|e| r.owns(e));
-        r.start().map_err(exchange_error)?;
+        r.start()?;
     }
     store.frontier_add(&seed_entries)?;
 
@@ -314,7 +315,7 @@ pub async fn crawl(
         let now = Instant::now();
         if last_refresh.is_none_or_older(now, Duration::from_millis(200)) {
             if let Some(r) = &links.partition {
-                r.poll(&store).map_err(exchange_error)?;
+                r.poll(&store)?;
             }
             queued = store.frontier_hosts()?;
             // Best priority first; SURT order breaks ties, so runs are repeatable.
@@ -406,7 +407,7 @@ pub async fn crawl(
         if started_any {
             idle_since = None;
             if let Some(r) = &links.partition {
-                r.set_busy().map_err(exchange_error)?;
+                r.set_busy()?;
             }
             continue;
         }
@@ -428,7 +429,7 @@ pub async fn crawl(
             if tickets == 0 || now.duration_since(since) >= cfg.idle_grace {
                 // A partition also waits until no partition has work or links in transit.
                 let done = match &links.partition {
-                    Some(r) => r.idle_and_done().map_err(exchange_error)?,
+                    Some(r) => r.idle_and_done()?,
                     None => true,
                 };
                 if done {
@@ -452,7 +453,7 @@ pub async fn crawl(
     }
     if let Some(r) = &links.partition {
         if stopped_by == "signal" || stopped_by == "max_pages" {
-            r.set_stopped().map_err(exchange_error)?;
+            r.set_stopped()?;
         }
     }
     // Let fetches in flight finish and hand their pages on.
@@ -475,11 +476,6 @@ pub async fn crawl(
         links_rejected: links.rejected(),
         stopped_by,
     })
-}
-
-/// Exchange failures end the crawl like store failures do.
-fn exchange_error(e: crate::partition::ExchangeError) -> store::StoreError {
-    store::StoreError::External(e.to_string())
 }
 
 trait OlderExt {
