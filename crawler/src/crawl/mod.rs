@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -22,6 +22,10 @@ use crate::partition::PartitionRouter;
 use crate::politeness::{HostState, Outcome, PolitenessConfig};
 use crate::robots::{product_token, RobotsState, MAX_ROBOTS_BYTES};
 use crate::urls::{canonical_url, surt_host_key, OutOfScope, ScopeRules, TrapGuard};
+
+mod events;
+
+pub use events::{CrawlCounters, CrawlEvent};
 
 /// A fetched page on its way to detection, with the frontier ticket it completes.
 #[derive(Debug)]
@@ -168,28 +172,6 @@ fn scope_reason(e: &OutOfScope) -> &'static str {
     e.as_str()
 }
 
-/// Counters of a crawl, also read live for progress and metrics.
-#[derive(Debug, Default)]
-pub struct CrawlCounters {
-    pub requests: AtomicU64,
-    pub pages_out: AtomicU64,
-    pub robots_fetches: AtomicU64,
-    pub in_flight: AtomicU64,
-    pub hosts_active: AtomicU64,
-    pub queued_hosts: AtomicU64,
-    events: Mutex<BTreeMap<String, u64>>,
-}
-
-impl CrawlCounters {
-    pub fn event(&self, name: &str) {
-        *self.events.lock().unwrap_or_else(|e| e.into_inner()).entry(name.to_string()).or_default() += 1;
-    }
-
-    pub fn events(&self) -> BTreeMap<String, u64> {
-        self.events.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-}
-
 /// What a crawl did.
 #[derive(Debug, Clone, Serialize)]
 pub struct CrawlReport {
@@ -202,6 +184,13 @@ pub struct CrawlReport {
     pub events: BTreeMap<String, u64>,
     pub links_rejected: BTreeMap<&'static str, u64>,
     pub stopped_by: String,
+}
+
+impl CrawlReport {
+    /// How often `event` happened in the crawl.
+    pub fn event(&self, event: CrawlEvent) -> u64 {
+        self.events.get(&*event.name()).copied().unwrap_or(0)
+    }
 }
 
 enum RobotsSlot {
@@ -332,7 +321,7 @@ pub async fn crawl(
             if matches!(robots.get(host), Some(RobotsSlot::Refused)) {
                 // Nothing is sent: drain the host's queue without politeness waits.
                 if let Some(entry) = store.frontier_pop(host)? {
-                    counters.event("error_refused_address");
+                    counters.event(CrawlEvent::FetchError(FetchErrorKind::Refused));
                     store.frontier_finish(&entry.url, &[])?;
                     started_any = true;
                 }
@@ -373,7 +362,7 @@ pub async fn crawl(
             };
             let Some(entry) = store.frontier_pop(host)? else { continue };
             if !robots_state.is_allowed(&token, &entry.url) {
-                counters.event("robots_disallowed");
+                counters.event(CrawlEvent::RobotsDisallowed);
                 store.frontier_finish(&entry.url, &[])?;
                 started_any = true;
                 continue;
@@ -381,7 +370,7 @@ pub async fn crawl(
             let fetched =
                 *host_pages.entry(host.clone()).or_insert_with(|| store.host_pages(host).unwrap_or(0));
             if fetched >= cfg.per_host_max_pages {
-                counters.event("host_budget_exhausted");
+                counters.event(CrawlEvent::HostBudgetExhausted);
                 store.frontier_finish(&entry.url, &[])?;
                 started_any = true;
                 continue;
@@ -577,7 +566,7 @@ fn handle_done(
         DoneKind::Robots { refused: true, .. } => {
             // No request left the crawler: no politeness wait, no retry.
             st.in_flight = st.in_flight.saturating_sub(1);
-            counters.event("robots_refused_address");
+            counters.event(CrawlEvent::RobotsRefusedAddress);
             robots.insert(done.host, RobotsSlot::Refused);
         }
         DoneKind::Robots { state, outcome, crawl_delay_token, refused: false } => {
@@ -585,15 +574,15 @@ fn handle_done(
             st.crawl_delay =
                 crawl_delay_token.filter(|d| d.is_finite() && *d > 0.0).map(Duration::from_secs_f64);
             if st.crawl_delay.is_some() {
-                counters.event("crawl_delay_honored");
+                counters.event(CrawlEvent::CrawlDelayHonored);
             }
             let backoff = st.on_finish(now, outcome, &cfg.polite);
             if backoff.is_some() {
-                counters.event("robots_backoff");
+                counters.event(CrawlEvent::RobotsBackoff);
             }
             let ttl = match state {
                 RobotsState::DisallowAll => {
-                    counters.event("robots_unavailable_disallow_all");
+                    counters.event(CrawlEvent::RobotsUnavailableDisallowAll);
                     // Wait before asking again; the host's URLs stay queued meanwhile.
                     st.next_allowed = st.next_allowed.max(now + cfg.robots_retry);
                     cfg.robots_retry
@@ -605,9 +594,9 @@ fn handle_done(
         DoneKind::Page { entry, result, fetch_time } => match result {
             Err(e) => {
                 st.on_finish(now, Outcome::Failed, &cfg.polite);
-                counters.event(&format!("error_{}", e.kind.as_str()));
+                counters.event(CrawlEvent::FetchError(e.kind));
                 if st.is_parked(now) {
-                    counters.event("host_parked");
+                    counters.event(CrawlEvent::HostParked);
                 }
                 if matches!(e.kind, FetchErrorKind::Timeout | FetchErrorKind::Connect) && entry.priority > 0 {
                     // One more try later, at a lower priority so it cannot loop forever.
@@ -622,20 +611,20 @@ fn handle_done(
                 if let Some(wait) = st.on_finish(now, outcome, &cfg.polite) {
                     if matches!(outcome, Outcome::Throttled { .. }) {
                         counters.event(if resp.header("retry-after").is_some() {
-                            "backoff_retry_after"
+                            CrawlEvent::BackoffRetryAfter
                         } else {
-                            "backoff_exponential"
+                            CrawlEvent::BackoffExponential
                         });
                         let _ = wait;
                     }
                     if st.is_parked(now) {
-                        counters.event("host_parked");
+                        counters.event(CrawlEvent::HostParked);
                     }
                 }
                 let warc = recorder.as_ref().and_then(|r| r.record(&entry.url, fetch_time, &resp));
-                counters.event(&format!("http_{}", resp.status));
+                counters.event(CrawlEvent::HttpStatus(resp.status));
                 if resp.truncated {
-                    counters.event("body_truncated");
+                    counters.event(CrawlEvent::BodyTruncated);
                 }
                 match resp.status {
                     429 | 503 => {
@@ -646,7 +635,7 @@ fn handle_done(
                         let target = resp.header("location").map(str::to_string);
                         let next = target.and_then(|t| {
                             if entry.hops >= cfg.max_redirects {
-                                counters.event("redirect_limit");
+                                counters.event(CrawlEvent::RedirectLimit);
                                 return None;
                             }
                             let mut e = links.admit(Some(&entry.url), &t, entry.depth, entry.priority)?;
@@ -675,11 +664,15 @@ fn handle_done(
                         if !sink.send(CrawledPage { page, entry: entry.clone() }) {
                             // Downstream stopped: leave the ticket in flight (fetched again
                             // on resume) rather than lose the page.
-                            counters.event("sink_closed");
+                            counters.event(CrawlEvent::SinkClosed);
                         }
                     }
                     200..=299 => {
-                        counters.event(if resp.truncated { "skipped_too_large" } else { "skipped_not_text" });
+                        counters.event(if resp.truncated {
+                            CrawlEvent::SkippedTooLarge
+                        } else {
+                            CrawlEvent::SkippedNotText
+                        });
                         store.frontier_finish(&entry.url, &[])?;
                     }
                     _ => {
