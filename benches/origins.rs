@@ -161,7 +161,7 @@ fn prefix_texts() -> (Vec<String>, usize) {
     }
     files.push(root.join("big/debian-docs-html.warc.gz"));
     for f in files {
-        let Ok(pages) = ditto::source::warc::WarcPages::open(&f) else { continue };
+        let Ok(pages) = crawler::warc::WarcPages::open(&f) else { continue };
         for p in pages.flatten() {
             let html = p.content_type.as_deref().is_some_and(|c| c.starts_with("text/html"));
             if p.status == 200 && html {

@@ -5,7 +5,7 @@
 //!
 //! Corpora:
 //! - `shared/data/warc/big/debian-docs-html.warc.gz`, read first with
-//!   `ditto::source::warc::WarcPages`, keeping `text/html` pages with a 2xx status (1,388
+//!   `crawler::warc::WarcPages`, keeping `text/html` pages with a 2xx status (1,388
 //!   pages, 38.63 MB of payload; markup-heavy Debian, PostgreSQL and Python docs);
 //! - `shared/data/wikipedia/articles/*.html` (241 files, 6.17 MB; text-heavy).
 //!
@@ -36,12 +36,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crawler::warc::WarcPages;
 use detector::{CleanOptions, Page, PageOrigin, TrapRules};
 use ditto::pipeline::metrics::Skips;
 use ditto::pipeline::progress::ProgressMode;
 use ditto::pipeline::stages::{self, FilterSettings, Input, Matcher};
 use ditto::pipeline::{run_scan, ScanConfig};
-use ditto::source::warc::WarcPages;
 use labelsets::{Kind, LabelSetBuilder, Normalization};
 
 const PASSES: usize = 5;

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use ditto::source::warc::{record_to_page, WarcReader};
+use crawler::warc::{record_to_page, WarcReader};
 
 fn main() {
     let mut files: Vec<String> = std::env::args().skip(1).collect();

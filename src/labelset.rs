@@ -13,7 +13,7 @@ use store::{LabelSetIdentity, Store};
 
 use crate::pipeline::stages::Matcher;
 use crate::report::SourceNames;
-use crate::source::warc::WarcPages;
+use crawler::warc::WarcPages;
 
 pub struct BuildConfig {
     pub name: String,

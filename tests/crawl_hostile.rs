@@ -16,6 +16,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::*;
+use crawler::crawl::CrawlEvent;
+use crawler::fetch::FetchErrorKind;
 use testweb::{
     hostile_seeds, hostile_web, RequestLog, RequestRecord, Resource, Site, TestWeb, WebSpec, HOSTILE_HOSTS,
 };
@@ -31,8 +33,9 @@ struct Crawled {
 }
 
 impl Crawled {
-    fn event(&self, name: &str) -> u64 {
-        self.stats["crawl"]["events"][name].as_u64().unwrap_or(0)
+    /// How often `event` happened, from the stats JSON (under the event's name).
+    fn event(&self, event: CrawlEvent) -> u64 {
+        self.stats["crawl"]["events"][&*event.name()].as_u64().unwrap_or(0)
     }
 }
 
@@ -169,12 +172,12 @@ fn hostile_servers_are_handled_politely_and_safely() {
         );
     }
     assert_eq!(count(&log, h, "/forbidden/secret.html"), 0);
-    assert!(c.event("robots_disallowed") >= 1, "robots_disallowed not counted");
+    assert!(c.event(CrawlEvent::RobotsDisallowed) >= 1, "robots_disallowed not counted");
     assert!(!is_stored("http://hostile.test/forbidden/secret.html"));
 
     // robots-error.test: robots.txt answers 503 → nothing else requested there.
     assert_eq!(paths(&log, "robots-error.test"), vec!["/robots.txt".to_string()]);
-    assert!(c.event("robots_unavailable_disallow_all") >= 1);
+    assert!(c.event(CrawlEvent::RobotsUnavailableDisallowAll) >= 1);
     // no-robots.test: 404 = allow all.
     assert!(is_stored("http://no-robots.test/") && is_stored("http://no-robots.test/page.html"));
 
@@ -184,7 +187,7 @@ fn hostile_servers_are_handled_politely_and_safely() {
     assert!(is_stored("http://hostile.test/ok.html") && is_stored("http://hostile.test/"));
     // 404: recorded, not retried.
     assert_eq!(count(&log, h, "/missing.html"), 1);
-    assert!(c.event("http_404") >= 1);
+    assert!(c.event(CrawlEvent::HttpStatus(404)) >= 1);
 
     // 429 + Retry-After: 2 (seconds): the retry (and every request to the host) waits ≥ 2 s.
     let rs = hits(&log, h, "/retry-seconds");
@@ -218,7 +221,7 @@ fn hostile_servers_are_handled_politely_and_safely() {
     let next_wait = gaps_after(&log, h, "/retry-date")[0];
     assert!(SystemTime::UNIX_EPOCH + first + next_wait >= SystemTime::UNIX_EPOCH + date_floor);
     assert!(is_stored("http://hostile.test/retry-date"));
-    assert!(c.event("backoff_retry_after") >= 2 && c.event("http_429") >= 2);
+    assert!(c.event(CrawlEvent::BackoffRetryAfter) >= 2 && c.event(CrawlEvent::HttpStatus(429)) >= 2);
 
     // 503 without Retry-After, twice: exponential backoff (base 2 s, ±25 % jitter) before the
     // host's next request each time, then the page.
@@ -234,19 +237,23 @@ fn hostile_servers_are_handled_politely_and_safely() {
     for w in &waits[..2] {
         assert!(*w >= Duration::from_millis(1500), "backoff after a 503 too short: {w:?}");
     }
-    assert!(c.event("backoff_exponential") >= 2 && c.event("http_503") >= 2);
+    assert!(c.event(CrawlEvent::BackoffExponential) >= 2 && c.event(CrawlEvent::HttpStatus(503)) >= 2);
     assert!(is_stored("http://hostile.test/unavailable"));
 
     // Endless body and gzip bomb: cut at the body cap, not stored, the crawl went on.
     assert_eq!(count(&log, h, "/endless"), 1);
     assert_eq!(count(&log, h, "/bomb"), 1);
-    assert!(c.event("body_truncated") >= 2, "body_truncated: {}", c.event("body_truncated"));
+    assert!(
+        c.event(CrawlEvent::BodyTruncated) >= 2,
+        "body_truncated: {}",
+        c.event(CrawlEvent::BodyTruncated)
+    );
     assert!(!is_stored("http://hostile.test/endless") && !is_stored("http://hostile.test/bomb"));
 
     // Slow drip (256 B/s of 64 KiB): gives up at the 5 s timeout (retried at most once).
     let drips = count(&log, h, "/drip");
     assert!((1..=2).contains(&drips), "drip requests: {drips}");
-    assert!(c.event("error_timeout") >= 1);
+    assert!(c.event(CrawlEvent::FetchError(FetchErrorKind::Timeout)) >= 1);
     assert!(!is_stored("http://hostile.test/drip"));
 
     // Redirect loop: each side requested at most once.
@@ -255,7 +262,11 @@ fn hostile_servers_are_handled_politely_and_safely() {
 
     // Huge headers: a clean fetch error, no crash, not stored.
     assert_eq!(count(&log, h, "/huge-headers"), 1);
-    assert!(c.event("error_protocol") + c.event("error_body") >= 1);
+    assert!(
+        c.event(CrawlEvent::FetchError(FetchErrorKind::Protocol))
+            + c.event(CrawlEvent::FetchError(FetchErrorKind::Body))
+            >= 1
+    );
     assert!(!is_stored("http://hostile.test/huge-headers"));
 
     // Wrong charsets: decoded without a crash and stored.
@@ -265,14 +276,14 @@ fn hostile_servers_are_handled_politely_and_safely() {
     assert_eq!(count(&log, h, "/image.png"), 1);
     assert_eq!(count(&log, h, "/doc.pdf"), 1);
     assert!(!is_stored("http://hostile.test/image.png") && !is_stored("http://hostile.test/doc.pdf"));
-    assert!(c.event("skipped_not_text") >= 2);
+    assert!(c.event(CrawlEvent::SkippedNotText) >= 2);
 
     // delay.test: Crawl-delay 1 → ≥ 1 s between any two of its requests (robots.txt too).
     let delay_gap = log.min_gap("delay.test").unwrap();
     eprintln!("delay.test: {} requests, smallest gap {}", log.count_for("delay.test"), secs(delay_gap));
     assert_eq!(log.count_for("delay.test"), 7, "robots.txt, / and 5 pages");
     assert_eq!(log.gaps_below("delay.test", Duration::from_secs(1)), 0);
-    assert!(c.event("crawl_delay_honored") >= 1);
+    assert!(c.event(CrawlEvent::CrawlDelayHonored) >= 1);
     // slow.test: all 4 pages, one at a time.
     assert_eq!(log.count_for("slow.test"), 5);
 
@@ -365,7 +376,7 @@ fn ssrf_guard_refuses_private_loopback_and_link_local_addresses() {
         vec!["/robots.txt".to_string(), "/".to_string(), "/fine.html".to_string()]
     );
     // …and every bad target refused: by the fetcher's guard (counted) or before fetching.
-    let refused = c.event("error_refused_address");
+    let refused = c.event(CrawlEvent::FetchError(FetchErrorKind::Refused));
     let rejected: u64 = c.stats["crawl"]["links_rejected"]
         .as_object()
         .map(|m| m.values().filter_map(|v| v.as_u64()).sum())

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeSet;
 
+use crawler::crawl::CrawlEvent;
+
 #[test]
 fn demo_finds_the_copies_avoids_traps_and_is_polite() {
     let tmp = tempfile::tempdir().unwrap();
@@ -23,10 +25,10 @@ fn demo_finds_the_copies_avoids_traps_and_is_polite() {
     assert!(farm.sources.iter().any(|s| s.title.as_deref() == Some("Aardwolf")), "{:?}", farm.sources);
     let c = &out.summary.crawl;
     // robots.txt of blog.demo.test disallows /private/, which is linked.
-    assert!(c.events.get("robots_disallowed").copied().unwrap_or(0) >= 1, "{:?}", c.events);
+    assert!(c.event(CrawlEvent::RobotsDisallowed) >= 1, "{:?}", c.events);
     // busy.demo.test answers 429 + Retry-After first: honored, then fetched.
-    assert!(c.events.get("backoff_retry_after").copied().unwrap_or(0) >= 1, "{:?}", c.events);
-    assert!(c.events.get("http_429").copied().unwrap_or(0) >= 1);
+    assert!(c.event(CrawlEvent::BackoffRetryAfter) >= 1, "{:?}", c.events);
+    assert!(c.event(CrawlEvent::HttpStatus(429)) >= 1);
     // Traps: the repeated-path trap and the endless calendars are cut.
     assert!(!c.links_rejected.is_empty(), "no trap links rejected");
     // Politeness as the server measured it: never two requests to one host closer than the

@@ -5,10 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crawler::warc::WarcPages;
 use detector::{CleanOptions, Normalization, Page, PageOrigin, TrapRules};
 use ditto::pipeline::metrics::Skips;
 use ditto::pipeline::stages::{self, DigestNeed, FilterSettings, Input, Matcher};
-use ditto::source::warc::WarcPages;
 use labelsets::{Kind, LabelSetBuilder};
 
 fn data() -> PathBuf {

@@ -65,7 +65,7 @@ fn warc_texts() -> Vec<String> {
     files.push(root.join("big/debian-docs-html.warc.gz"));
     let mut out = Vec::new();
     for f in files {
-        let Ok(pages) = ditto::source::warc::WarcPages::open(&f) else { continue };
+        let Ok(pages) = crawler::warc::WarcPages::open(&f) else { continue };
         for p in pages.flatten() {
             let html = p.content_type.as_deref().is_some_and(|c| c.starts_with("text/html"));
             if p.status == 200 && html {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ditto::source::warc::{record_to_page, WarcErrorKind, WarcPages, WarcReader, WarcRecord};
+use crawler::warc::{record_to_page, WarcErrorKind, WarcPages, WarcReader, WarcRecord};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/warc");
 

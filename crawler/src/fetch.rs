@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
+use crate::error::{CrawlError, ResolveProblem};
+
 /// `--resolve HOST=ADDR:PORT` mappings; HOST may be `*.suffix`.
 #[derive(Debug, Clone, Default)]
 pub struct ResolveMap {
@@ -20,16 +22,16 @@ pub struct ResolveMap {
 
 impl ResolveMap {
     /// Parse `HOST=ADDR:PORT` (IPv6 as `[::1]:PORT`).
-    pub fn add(&mut self, spec: &str) -> Result<(), String> {
-        let (host, addr) =
-            spec.split_once('=').ok_or_else(|| format!("--resolve {spec:?}: expected HOST=ADDR:PORT"))?;
+    pub fn add(&mut self, spec: &str) -> Result<(), CrawlError> {
+        let bad = |problem| CrawlError::BadResolve { spec: spec.to_string(), problem };
+        let (host, addr) = spec.split_once('=').ok_or_else(|| bad(ResolveProblem::NoEquals))?;
         let addr: SocketAddr =
-            addr.trim().parse().map_err(|_| format!("--resolve {spec:?}: {addr:?} is not ADDR:PORT"))?;
+            addr.trim().parse().map_err(|_| bad(ResolveProblem::BadAddress(addr.to_string())))?;
         let host = host.trim().to_ascii_lowercase();
         if let Some(suffix) = host.strip_prefix("*.") {
             self.suffixes.push((suffix.to_string(), addr));
         } else if host.is_empty() {
-            return Err(format!("--resolve {spec:?}: empty host"));
+            return Err(bad(ResolveProblem::EmptyHost));
         } else {
             self.exact.insert(host, addr);
         }
@@ -211,9 +213,9 @@ pub struct Fetcher {
 }
 
 impl Fetcher {
-    pub fn new(cfg: FetchConfig) -> Result<Fetcher, String> {
+    pub fn new(cfg: FetchConfig) -> Result<Fetcher, CrawlError> {
         if cfg.user_agent.trim().is_empty() {
-            return Err("a User-Agent with a contact URL is required".into());
+            return Err(CrawlError::MissingUserAgent);
         }
         let client = reqwest::Client::builder()
             .user_agent(cfg.user_agent.clone())
@@ -227,7 +229,7 @@ impl Fetcher {
             }))
             .pool_max_idle_per_host(1)
             .build()
-            .map_err(|e| format!("building the HTTP client: {e}"))?;
+            .map_err(CrawlError::HttpClient)?;
         Ok(Fetcher { client, cfg })
     }
 
@@ -413,8 +415,16 @@ mod tests {
         assert_eq!(m.get("wiki.demo.test"), Some("127.0.0.2:9000".parse().unwrap()));
         assert_eq!(m.get("demo.test"), Some("127.0.0.2:9000".parse().unwrap()));
         assert_eq!(m.get("xdemo.test"), None);
-        assert!(m.add("nohost").is_err());
-        assert!(m.add("h=notanaddr").is_err());
+        assert!(matches!(
+            m.add("nohost"),
+            Err(CrawlError::BadResolve { problem: ResolveProblem::NoEquals, .. })
+        ));
+        let Err(e) = m.add("h=notanaddr") else { panic!("accepted h=notanaddr") };
+        assert_eq!(e.to_string(), r#"--resolve "h=notanaddr": "notanaddr" is not ADDR:PORT"#);
+        assert!(matches!(
+            m.add("=127.0.0.1:80"),
+            Err(CrawlError::BadResolve { problem: ResolveProblem::EmptyHost, .. })
+        ));
     }
 
     #[test]

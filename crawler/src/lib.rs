@@ -1,9 +1,12 @@
 //! `crawler`: fetching politely. It knows nothing of detection: pages out, links and
 //! priorities in (DESIGN.md).
 pub mod crawl;
+pub mod error;
 pub mod fetch;
 pub mod partition;
 pub mod politeness;
 pub mod robots;
 pub mod urls;
-pub mod warc_writer;
+pub mod warc;
+
+pub use error::CrawlError;

@@ -113,12 +113,31 @@ impl Partition {
 /// What went wrong in the exchange.
 #[derive(Debug, thiserror::Error)]
 pub enum ExchangeError {
-    #[error("link exchange: {what}: {source}")]
+    /// A file of the exchange directory could not be read or written. The I/O error is the
+    /// `source()`, so it is not repeated in the message.
+    #[error("link exchange: {what}")]
     Io { what: String, source: std::io::Error },
+    /// The exchange does not fit this crawl (partition count, partition number).
     #[error("link exchange: {0}")]
     Config(String),
+    /// The Redis coordinator answered with an error, or could not be reached for a reason
+    /// that waiting does not cure. The Redis error is kept but not made the `source()`:
+    /// its message already repeats its own cause, so a cause chain would print it twice.
+    #[error("link exchange: redis coordinator: {what}: {error}")]
+    Redis { what: String, error: redis::RedisError },
     #[error(transparent)]
     Store(#[from] store::StoreError),
+}
+
+/// An error and its causes on one line, `a: b: c` (as `anyhow` prints `{:#}`).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut line = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        line = format!("{line}: {c}");
+        cause = c.source();
+    }
+    line
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ExchangeError {
@@ -520,8 +539,9 @@ impl PartitionRouter {
                     self.counters.send_errors.fetch_add(1, Relaxed);
                     if failures == 0 {
                         eprintln!(
-                            "partition exchange: sending {} links to partition {to} failed ({e}); retrying until it succeeds",
-                            batch.len()
+                            "partition exchange: sending {} links to partition {to} failed ({}); retrying until it succeeds",
+                            batch.len(),
+                            with_causes(&e)
                         );
                     }
                     failures += 1;

@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 
-use crawler::warc_writer::{
+use crawler::warc::{
     complete_members_len, recover_open_file, sha1_base32, FetchRecord, WarcInfo, WarcWriter,
 };
 use flate2::bufread::GzDecoder;

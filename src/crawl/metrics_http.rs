@@ -120,14 +120,15 @@ impl Drop for MetricsServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crawler::crawl::CrawlEvent;
     use std::io::Read;
 
     #[test]
     fn serves_prometheus_text_on_loopback_and_refuses_remote() {
         let c = Arc::new(CrawlCounters::default());
         c.requests.store(7, Relaxed);
-        c.event("http_200");
-        c.event("backoff_retry_after");
+        c.event(CrawlEvent::HttpStatus(200));
+        c.event(CrawlEvent::BackoffRetryAfter);
         let m = MetricsServer::start("127.0.0.1:0".parse().unwrap(), c, false).unwrap();
         let mut s = std::net::TcpStream::connect(m.addr).unwrap();
         s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();

@@ -18,7 +18,7 @@ use crawler::crawl::{
 use crawler::fetch::{FetchConfig, FetchResponse, Fetcher, ResolveMap};
 use crawler::partition::PartitionRouter;
 use crawler::urls::{canonical_url, HostPattern, Scope, ScopeRules, TrapGuard, TrapLimits};
-use crawler::warc_writer::{FetchRecord, WarcInfo, WarcWriter};
+use crawler::warc::{FetchRecord, WarcInfo, WarcWriter};
 use crossbeam_channel::Sender;
 use detector::{Normalization, TrapRules};
 use serde::Serialize;
@@ -151,7 +151,7 @@ pub fn run_partition(
     check_user_agent(&s.user_agent)?;
     let mut resolve = ResolveMap::default();
     for r in &s.resolve {
-        resolve.add(r).map_err(anyhow::Error::msg)?;
+        resolve.add(r)?;
     }
     let fetch_cfg = FetchConfig {
         user_agent: s.user_agent.clone(),
@@ -159,7 +159,7 @@ pub fn run_partition(
         resolve: Arc::new(resolve),
         ..s.fetch.clone()
     };
-    let fetcher = Fetcher::new(fetch_cfg).map_err(anyhow::Error::msg)?;
+    let fetcher = Fetcher::new(fetch_cfg)?;
     let mut seed_urls = Vec::new();
     for seed in &s.seeds {
         seed_urls.push(canonical_url(seed).with_context(|| format!("seed {seed:?}"))?);

@@ -12,8 +12,8 @@ use detector::Page;
 use super::metrics::{SkipReason, Skips};
 use super::stages::Input;
 use crate::source::dir::{self, DirSource};
-use crate::source::warc::WarcPages;
 use crawler::partition::Partition;
+use crawler::warc::WarcPages;
 
 /// Counters the progress display reads.
 #[derive(Debug, Default)]

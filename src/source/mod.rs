@@ -1,6 +1,4 @@
-//! Offline sources: WARC files and directories of pages. Both produce
-//! [`detector::Page`]s that enter the pipeline at the same place as crawler fetches.
+//! Offline sources: directories of pages here, WARC files through [`crawler::warc`]. Both
+//! produce [`detector::Page`]s that enter the pipeline at the same place as crawler fetches.
 
 pub mod dir;
-pub mod http;
-pub mod warc;

@@ -72,9 +72,6 @@ pub enum StoreError {
     Corrupt { key: String, why: String },
     #[error("{0}")]
     LabelSetMismatch(String),
-    /// A failure of something the store's caller runs beside it (e.g. a crawl's link exchange).
-    #[error("{0}")]
-    External(String),
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;

@@ -105,7 +105,7 @@ fn state_key(p: u32) -> String {
 }
 
 fn redis_err(what: &str, e: RedisError) -> ExchangeError {
-    ExchangeError::Config(format!("redis coordinator: {what}: {e}"))
+    ExchangeError::Redis { what: what.to_string(), error: e }
 }
 
 /// Errors that waiting and reconnecting can cure: the server is down, restarting, loading

@@ -18,12 +18,15 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
 use detector::fingerprint::sha1;
+
+use super::date::{file_stamp, now_secs, warc_date};
+use super::error::WarcError;
+use super::record::WarcRecord;
 
 /// Suffix of a file being written.
 pub const OPEN_SUFFIX: &str = ".open";
@@ -122,9 +125,9 @@ impl WarcWriter {
     /// request and response of a fetch stay together). Leftover `.open` files with this
     /// prefix are recovered first ([`recovered`](Self::recovered) lists them); serials
     /// continue after the highest one found in `dir`.
-    pub fn new(dir: impl Into<PathBuf>, prefix: &str, max_file_bytes: u64) -> io::Result<Self> {
+    pub fn new(dir: impl Into<PathBuf>, prefix: &str, max_file_bytes: u64) -> Result<Self, WarcError> {
         if prefix.is_empty() || prefix.contains(['/', '\\']) || prefix.chars().any(char::is_control) {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad WARC prefix {prefix:?}")));
+            return Err(WarcError::bad_name(format!("bad WARC prefix {prefix:?}")));
         }
         let dir = dir.into();
         fs::create_dir_all(&dir)?;
@@ -160,7 +163,7 @@ impl WarcWriter {
 
     /// Write the `request` and `response` records of one fetch; returns where the response
     /// record is.
-    pub fn write_fetch(&mut self, rec: &FetchRecord) -> io::Result<WarcLocation> {
+    pub fn write_fetch(&mut self, rec: &FetchRecord) -> Result<WarcLocation, WarcError> {
         if self.current.as_ref().is_some_and(|c| c.len >= self.max_file_bytes) {
             self.close()?;
         }
@@ -168,7 +171,7 @@ impl WarcWriter {
             self.open_next()?;
         }
         let Some(cur) = self.current.as_mut() else {
-            return Err(io::Error::other("no open WARC file"));
+            return Err(WarcError::file(io::Error::other("no open WARC file")));
         };
         let request_id = record_id();
         let response_id = record_id();
@@ -189,7 +192,7 @@ impl WarcWriter {
         fields.push(("WARC-Warcinfo-ID", cur.warcinfo_id.clone()));
         fields.push(("Content-Type", "application/http; msgtype=request".to_string()));
         fields.push(("WARC-Block-Digest", sha1_base32(&rec.request_head)));
-        let request = gzip_member(&record_bytes(&fields, &rec.request_head))?;
+        let request = record_member(fields, rec.request_head.clone())?;
 
         let block = response_block(rec);
         let mut fields = vec![
@@ -210,7 +213,7 @@ impl WarcWriter {
         if rec.truncated {
             fields.push(("WARC-Truncated", "length".to_string()));
         }
-        let response = gzip_member(&record_bytes(&fields, &block))?;
+        let response = record_member(fields, block)?;
 
         cur.append(&request)?;
         let offset = cur.len;
@@ -220,11 +223,11 @@ impl WarcWriter {
 
     /// Make everything written so far durable (`fdatasync`). Records are handed to the
     /// OS as they are written; this is for callers that then point at them (the store).
-    pub fn flush(&mut self) -> io::Result<()> {
+    pub fn flush(&mut self) -> Result<(), WarcError> {
         match self.current.as_mut() {
             Some(c) => {
                 c.file.flush()?;
-                c.file.sync_data()
+                Ok(c.file.sync_data()?)
             }
             None => Ok(()),
         }
@@ -232,7 +235,7 @@ impl WarcWriter {
 
     /// Finish the current file: fsync, rename `.open` to its final name, fsync the
     /// directory. A later write opens a new file. Closing with no file open does nothing.
-    pub fn close(&mut self) -> io::Result<()> {
+    pub fn close(&mut self) -> Result<(), WarcError> {
         let Some(mut cur) = self.current.take() else {
             return Ok(());
         };
@@ -244,7 +247,7 @@ impl WarcWriter {
         Ok(())
     }
 
-    fn open_next(&mut self) -> io::Result<()> {
+    fn open_next(&mut self) -> Result<(), WarcError> {
         let stamp = file_stamp(now_secs());
         // Skip names already taken (a restart within the same second, a foreign file).
         let (name, open_path, final_path, file) = loop {
@@ -260,12 +263,12 @@ impl WarcWriter {
             match OpenOptions::new().write(true).create_new(true).open(&open_path) {
                 Ok(f) => break (name, open_path, final_path, f),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             }
         };
         let warcinfo_id = record_id();
         let body = warcinfo_block(&self.info);
-        let fields = [
+        let fields = vec![
             ("WARC-Type", "warcinfo".to_string()),
             ("WARC-Record-ID", warcinfo_id.clone()),
             ("WARC-Date", warc_date(now_secs())),
@@ -273,7 +276,7 @@ impl WarcWriter {
             ("Content-Type", "application/warc-fields".to_string()),
             ("WARC-Block-Digest", sha1_base32(&body)),
         ];
-        let member = gzip_member(&record_bytes(&fields, &body))?;
+        let member = record_member(fields, body)?;
         let mut cur = OpenWarc { file, name, open_path, final_path, len: 0, warcinfo_id };
         cur.append(&member)?;
         self.current = Some(cur);
@@ -307,21 +310,13 @@ impl OpenWarc {
 // Record formatting
 // ---------------------------------------------------------------------------------------
 
-/// `WARC/1.1`, the named fields, `Content-Length`, blank line, block, and the two CRLFs
-/// that end a record (WARC 1.1 §4).
-fn record_bytes(fields: &[(&str, String)], block: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(block.len() + 512);
-    out.extend_from_slice(b"WARC/1.1\r\n");
-    for (name, value) in fields {
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", block.len()).as_bytes());
-    out.extend_from_slice(block);
-    out.extend_from_slice(b"\r\n\r\n");
-    out
+/// The WARC version the writer writes.
+const WRITTEN_VERSION: &str = "1.1";
+
+/// A record of these fields (Content-Length is added) and block, as one gzip member.
+fn record_member(fields: Vec<(&str, String)>, block: Vec<u8>) -> io::Result<Vec<u8>> {
+    let fields = fields.into_iter().map(|(name, value)| (name.to_string(), value)).collect();
+    gzip_member(&WarcRecord::new(WRITTEN_VERSION, fields, block).to_bytes())
 }
 
 fn gzip_member(bytes: &[u8]) -> io::Result<Vec<u8>> {
@@ -447,46 +442,6 @@ pub fn sha1_base32(bytes: &[u8]) -> String {
 }
 
 // ---------------------------------------------------------------------------------------
-// Time
-// ---------------------------------------------------------------------------------------
-
-fn now_secs() -> i64 {
-    match SystemTime::now().duration_since(UNIX_EPOCH) {
-        Ok(d) => d.as_secs() as i64,
-        Err(_) => 0,
-    }
-}
-
-/// Civil UTC date and time of Unix seconds (Howard Hinnant's days-to-civil algorithm).
-fn utc_parts(secs: i64) -> (i64, u32, u32, u32, u32, u32) {
-    let days = secs.div_euclid(86_400);
-    let sod = secs.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d, (sod / 3600) as u32, (sod % 3600 / 60) as u32, (sod % 60) as u32)
-}
-
-/// `WARC-Date` form (WARC 1.1 §5.4, W3C-ISO8601 at second precision, UTC):
-/// `2024-03-01T12:00:05Z`.
-pub fn warc_date(secs: i64) -> String {
-    let (y, mo, d, h, mi, s) = utc_parts(secs);
-    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
-}
-
-/// `YYYYMMDDhhmmss` (UTC) for file names.
-fn file_stamp(secs: i64) -> String {
-    let (y, mo, d, h, mi, s) = utc_parts(secs);
-    format!("{y:04}{mo:02}{d:02}{h:02}{mi:02}{s:02}")
-}
-
-// ---------------------------------------------------------------------------------------
 // Files, serials, recovery
 // ---------------------------------------------------------------------------------------
 
@@ -505,7 +460,7 @@ fn serial_of(name: &str, prefix: &str) -> Option<u32> {
     serial.parse().ok()
 }
 
-fn max_serial(dir: &Path, prefix: &str) -> io::Result<Option<u32>> {
+fn max_serial(dir: &Path, prefix: &str) -> Result<Option<u32>, WarcError> {
     let mut max = None;
     for entry in fs::read_dir(dir)? {
         let entry = entry?;
@@ -518,7 +473,7 @@ fn max_serial(dir: &Path, prefix: &str) -> io::Result<Option<u32>> {
 
 /// Recover every `{prefix}-….warc.gz.open` in `dir` ([`recover_open_file`]); returns the
 /// finished files.
-pub fn recover_open_files(dir: &Path, prefix: &str) -> io::Result<Vec<PathBuf>> {
+pub fn recover_open_files(dir: &Path, prefix: &str) -> Result<Vec<PathBuf>, WarcError> {
     let mut open = Vec::new();
     for entry in fs::read_dir(dir)? {
         let entry = entry?;
@@ -553,17 +508,12 @@ pub struct Recovery {
 /// members (each inflates to its end and its CRC-32 and size trailer match), cut the rest,
 /// fsync, and rename it without `.open`. A file without one complete member is deleted.
 /// Records are whole members, so the result holds only whole records.
-pub fn recover_open_file(path: &Path) -> io::Result<Recovery> {
+pub fn recover_open_file(path: &Path) -> Result<Recovery, WarcError> {
     let total = fs::metadata(path)?.len();
     let kept = complete_members_len(File::open(path)?)?;
     let final_path = match path.to_str().and_then(|p| p.strip_suffix(OPEN_SUFFIX)) {
         Some(p) => PathBuf::from(p),
-        None => {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("not a {OPEN_SUFFIX} file: {path:?}"),
-            ))
-        }
+        None => return Err(WarcError::bad_name(format!("not a {OPEN_SUFFIX} file: {path:?}"))),
     };
     if kept == 0 {
         fs::remove_file(path)?;
@@ -595,7 +545,7 @@ impl<R: Read> Read for Counting<R> {
 }
 
 /// Length of the longest prefix of `input` made of complete gzip members.
-pub fn complete_members_len<R: Read>(input: R) -> io::Result<u64> {
+pub fn complete_members_len<R: Read>(input: R) -> Result<u64, WarcError> {
     let mut reader = BufReader::new(Counting { inner: input, count: 0 });
     let pos = |r: &BufReader<Counting<R>>| r.get_ref().count - r.buffer().len() as u64;
     let mut good = 0;
@@ -644,15 +594,6 @@ mod tests {
         }
         // SHA-1 of the empty string, as WARC tools write it.
         assert_eq!(sha1_base32(b""), "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
-    }
-
-    #[test]
-    fn dates() {
-        assert_eq!(warc_date(0), "1970-01-01T00:00:00Z");
-        assert_eq!(warc_date(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(warc_date(1_709_294_405), "2024-03-01T12:00:05Z");
-        assert_eq!(warc_date(-1), "1969-12-31T23:59:59Z");
-        assert_eq!(file_stamp(1_709_294_405), "20240301120005");
     }
 
     #[test]

@@ -1,0 +1,175 @@
+//! Crawl events and the counters a crawl keeps: what happened to requests and URLs, counted
+//! by [`CrawlEvent`] and read by name for the report, the progress line and `--metrics`.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::atomic::AtomicU64;
+use std::sync::Mutex;
+
+use crate::fetch::FetchErrorKind;
+
+/// One thing that happened in a crawl. Its [`name`](Self::name) is what the report's
+/// `events`, `ditto stats` and `--metrics` show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CrawlEvent {
+    /// A URL robots.txt disallows, finished without a request.
+    RobotsDisallowed,
+    /// A URL of a host that reached `per_host_max_pages`, finished without a request.
+    HostBudgetExhausted,
+    /// The SSRF guard refused the address of a host when fetching its robots.txt: nothing
+    /// there is fetched.
+    RobotsRefusedAddress,
+    /// robots.txt set a Crawl-delay, applied to the host.
+    CrawlDelayHonored,
+    /// The robots.txt fetch was throttled or failed: the host backs off.
+    RobotsBackoff,
+    /// robots.txt was unreachable or 5xx: the host is not crawled until it is asked again.
+    RobotsUnavailableDisallowAll,
+    /// A page fetch failed (`error_{kind}`). A URL of a host whose address was refused is
+    /// counted as `error_refused_address` too, though no request is sent.
+    FetchError(FetchErrorKind),
+    /// A host rests after repeated failures.
+    HostParked,
+    /// A 429/503 with Retry-After: the host waits as told.
+    BackoffRetryAfter,
+    /// A 429/503 without Retry-After: exponential backoff.
+    BackoffExponential,
+    /// A response with this HTTP status (`http_{status}`).
+    HttpStatus(u16),
+    /// A body cut at the size cap.
+    BodyTruncated,
+    /// A redirect past `max_redirects`, not followed.
+    RedirectLimit,
+    /// The page consumer stopped: the page's ticket stays in flight (fetched on resume).
+    SinkClosed,
+    /// A 2xx page cut at the size cap, not handed on.
+    SkippedTooLarge,
+    /// A 2xx response that is not a text type we read, not handed on.
+    SkippedNotText,
+}
+
+impl CrawlEvent {
+    /// The stable name of the event (`robots_disallowed`, `error_timeout`, `http_404`, …).
+    pub fn name(&self) -> Cow<'static, str> {
+        let name = match self {
+            Self::RobotsDisallowed => "robots_disallowed",
+            Self::HostBudgetExhausted => "host_budget_exhausted",
+            Self::RobotsRefusedAddress => "robots_refused_address",
+            Self::CrawlDelayHonored => "crawl_delay_honored",
+            Self::RobotsBackoff => "robots_backoff",
+            Self::RobotsUnavailableDisallowAll => "robots_unavailable_disallow_all",
+            Self::FetchError(kind) => return Cow::Owned(format!("error_{}", kind.as_str())),
+            Self::HostParked => "host_parked",
+            Self::BackoffRetryAfter => "backoff_retry_after",
+            Self::BackoffExponential => "backoff_exponential",
+            Self::HttpStatus(status) => return Cow::Owned(format!("http_{status}")),
+            Self::BodyTruncated => "body_truncated",
+            Self::RedirectLimit => "redirect_limit",
+            Self::SinkClosed => "sink_closed",
+            Self::SkippedTooLarge => "skipped_too_large",
+            Self::SkippedNotText => "skipped_not_text",
+        };
+        Cow::Borrowed(name)
+    }
+}
+
+impl fmt::Display for CrawlEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// Counters of a crawl, also read live for progress and metrics.
+#[derive(Debug, Default)]
+pub struct CrawlCounters {
+    pub requests: AtomicU64,
+    pub pages_out: AtomicU64,
+    pub robots_fetches: AtomicU64,
+    pub in_flight: AtomicU64,
+    pub hosts_active: AtomicU64,
+    pub queued_hosts: AtomicU64,
+    events: Mutex<HashMap<CrawlEvent, u64>>,
+}
+
+impl CrawlCounters {
+    /// Count one event.
+    pub fn event(&self, event: CrawlEvent) {
+        *self.events.lock().unwrap_or_else(|e| e.into_inner()).entry(event).or_default() += 1;
+    }
+
+    /// How often `event` happened so far.
+    pub fn count(&self, event: CrawlEvent) -> u64 {
+        self.events.lock().unwrap_or_else(|e| e.into_inner()).get(&event).copied().unwrap_or(0)
+    }
+
+    /// Every event so far by name, in name order: the one view the report, the progress
+    /// line and `--metrics` read.
+    pub fn events(&self) -> BTreeMap<String, u64> {
+        let events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        let mut by_name = BTreeMap::new();
+        for (event, n) in events.iter() {
+            *by_name.entry(event.name().into_owned()).or_default() += n;
+        }
+        by_name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names are an interface (reports, `ditto stats`, `--metrics`, dashboards):
+    /// spelled out here so a rename cannot slip through.
+    #[test]
+    fn names_are_stable() {
+        let named = [
+            (CrawlEvent::RobotsDisallowed, "robots_disallowed"),
+            (CrawlEvent::HostBudgetExhausted, "host_budget_exhausted"),
+            (CrawlEvent::RobotsRefusedAddress, "robots_refused_address"),
+            (CrawlEvent::CrawlDelayHonored, "crawl_delay_honored"),
+            (CrawlEvent::RobotsBackoff, "robots_backoff"),
+            (CrawlEvent::RobotsUnavailableDisallowAll, "robots_unavailable_disallow_all"),
+            (CrawlEvent::FetchError(FetchErrorKind::Refused), "error_refused_address"),
+            (CrawlEvent::FetchError(FetchErrorKind::Connect), "error_connect"),
+            (CrawlEvent::FetchError(FetchErrorKind::Timeout), "error_timeout"),
+            (CrawlEvent::FetchError(FetchErrorKind::Protocol), "error_protocol"),
+            (CrawlEvent::FetchError(FetchErrorKind::Body), "error_body"),
+            (CrawlEvent::FetchError(FetchErrorKind::BadUrl), "error_bad_url"),
+            (CrawlEvent::HostParked, "host_parked"),
+            (CrawlEvent::BackoffRetryAfter, "backoff_retry_after"),
+            (CrawlEvent::BackoffExponential, "backoff_exponential"),
+            (CrawlEvent::HttpStatus(200), "http_200"),
+            (CrawlEvent::HttpStatus(429), "http_429"),
+            (CrawlEvent::BodyTruncated, "body_truncated"),
+            (CrawlEvent::RedirectLimit, "redirect_limit"),
+            (CrawlEvent::SinkClosed, "sink_closed"),
+            (CrawlEvent::SkippedTooLarge, "skipped_too_large"),
+            (CrawlEvent::SkippedNotText, "skipped_not_text"),
+        ];
+        for (event, name) in named {
+            assert_eq!(event.name(), name);
+            assert_eq!(event.to_string(), name);
+        }
+    }
+
+    #[test]
+    fn counters_read_by_name_in_name_order() {
+        let c = CrawlCounters::default();
+        c.event(CrawlEvent::HttpStatus(404));
+        c.event(CrawlEvent::BackoffRetryAfter);
+        c.event(CrawlEvent::HttpStatus(200));
+        c.event(CrawlEvent::HttpStatus(200));
+        assert_eq!(c.count(CrawlEvent::HttpStatus(200)), 2);
+        assert_eq!(c.count(CrawlEvent::SinkClosed), 0);
+        let by_name: Vec<(String, u64)> = c.events().into_iter().collect();
+        assert_eq!(
+            by_name,
+            [
+                ("backoff_retry_after".to_string(), 1),
+                ("http_200".to_string(), 2),
+                ("http_404".to_string(), 1)
+            ]
+        );
+    }
+}

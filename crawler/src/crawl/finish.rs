@@ -1,0 +1,283 @@
+//! A finished fetch back into the crawl: the host's politeness state, its robots.txt, the
+//! frontier (URL finished, requeued, or redirected), the WARC recorder and the page sink.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use detector::{Page, PageOrigin};
+use store::FrontierEntry;
+use url::Url;
+
+use super::schedule::{host_state, unix_now, RobotsSlot, Scheduler};
+use super::{CrawlEvent, CrawledPage, FetchRecorder};
+use crate::error::CrawlError;
+use crate::fetch::{parse_retry_after, FetchError, FetchErrorKind, FetchResponse, Fetcher};
+use crate::politeness::Outcome;
+use crate::robots::{RobotsState, MAX_ROBOTS_BYTES};
+
+/// A fetch that finished, sent back to the loop by its task.
+pub(super) struct Done {
+    pub(super) host: String,
+    pub(super) kind: DoneKind,
+}
+
+pub(super) enum DoneKind {
+    Robots {
+        state: RobotsState,
+        outcome: Outcome,
+        crawl_delay_token: Option<f64>,
+        /// The SSRF guard refused the host's address: nothing there may be fetched.
+        refused: bool,
+    },
+    Page {
+        entry: FrontierEntry,
+        result: Result<FetchResponse, FetchError>,
+        fetch_time: i64,
+    },
+}
+
+impl Scheduler {
+    /// One finished fetch (page or robots.txt) back into host states and the frontier.
+    pub(super) fn finish_fetch(&mut self, done: Done) -> Result<(), CrawlError> {
+        let now = Instant::now();
+        match done.kind {
+            DoneKind::Robots { refused: true, .. } => self.finish_refused_robots(done.host, now),
+            DoneKind::Robots { state, outcome, crawl_delay_token, refused: false } => {
+                self.finish_robots(done.host, state, outcome, crawl_delay_token, now)
+            }
+            DoneKind::Page { entry, result: Err(e), .. } => {
+                self.finish_failed_fetch(&done.host, entry, &e, now)?
+            }
+            DoneKind::Page { entry, result: Ok(resp), fetch_time } => {
+                self.finish_response(&done.host, entry, resp, fetch_time, now)?
+            }
+        }
+        Ok(())
+    }
+
+    /// The guard refused the host's address: its URLs are finished without requests.
+    fn finish_refused_robots(&mut self, host: String, now: Instant) {
+        let st = host_state(&mut self.hosts, &host, now);
+        // No request left the crawler: no politeness wait, no retry.
+        st.in_flight = st.in_flight.saturating_sub(1);
+        self.counters.event(CrawlEvent::RobotsRefusedAddress);
+        self.robots.insert(host, RobotsSlot::Refused);
+    }
+
+    /// robots.txt fetched (or found unavailable): its Crawl-delay, backoff, and how long
+    /// its rules hold.
+    fn finish_robots(
+        &mut self,
+        host: String,
+        state: RobotsState,
+        outcome: Outcome,
+        crawl_delay_token: Option<f64>,
+        now: Instant,
+    ) {
+        let st = host_state(&mut self.hosts, &host, now);
+        // Crawl-delay first, so that it already spaces the request after robots.txt.
+        st.crawl_delay = crawl_delay_token.filter(|d| d.is_finite() && *d > 0.0).map(Duration::from_secs_f64);
+        if st.crawl_delay.is_some() {
+            self.counters.event(CrawlEvent::CrawlDelayHonored);
+        }
+        if st.on_finish(now, outcome, &self.cfg.polite).is_some() {
+            self.counters.event(CrawlEvent::RobotsBackoff);
+        }
+        let ttl = match state {
+            RobotsState::DisallowAll => {
+                self.counters.event(CrawlEvent::RobotsUnavailableDisallowAll);
+                // Wait before asking again; the host's URLs stay queued meanwhile.
+                st.next_allowed = st.next_allowed.max(now + self.cfg.robots_retry);
+                self.cfg.robots_retry
+            }
+            _ => self.cfg.robots_ttl,
+        };
+        self.robots.insert(host, RobotsSlot::Ready(Arc::new(state), now + ttl));
+    }
+
+    /// No response: back off; a timeout or refused connection gets one more try later.
+    fn finish_failed_fetch(
+        &mut self,
+        host: &str,
+        entry: FrontierEntry,
+        e: &FetchError,
+        now: Instant,
+    ) -> Result<(), CrawlError> {
+        let st = host_state(&mut self.hosts, host, now);
+        st.on_finish(now, Outcome::Failed, &self.cfg.polite);
+        self.counters.event(CrawlEvent::FetchError(e.kind));
+        if st.is_parked(now) {
+            self.counters.event(CrawlEvent::HostParked);
+        }
+        if matches!(e.kind, FetchErrorKind::Timeout | FetchErrorKind::Connect) && entry.priority > 0 {
+            // One more try later, at a lower priority so it cannot loop forever.
+            let retry = FrontierEntry { priority: 0, ..entry };
+            self.store.frontier_requeue(&retry)?;
+        } else {
+            self.store.frontier_finish(&entry.url, &[])?;
+        }
+        Ok(())
+    }
+
+    /// A response: politeness, the WARC record, then by status: requeued (throttled),
+    /// redirected, handed on as a page, or finished.
+    fn finish_response(
+        &mut self,
+        host: &str,
+        entry: FrontierEntry,
+        resp: FetchResponse,
+        fetch_time: i64,
+        now: Instant,
+    ) -> Result<(), CrawlError> {
+        self.apply_response_politeness(host, &resp, now);
+        let warc = self.recorder.as_ref().and_then(|r| r.record(&entry.url, fetch_time, &resp));
+        self.counters.event(CrawlEvent::HttpStatus(resp.status));
+        if resp.truncated {
+            self.counters.event(CrawlEvent::BodyTruncated);
+        }
+        match resp.status {
+            // Try again after the backoff; the entry keeps its place.
+            429 | 503 => self.store.frontier_requeue(&entry)?,
+            300..=399 => self.follow_redirect(&entry, &resp)?,
+            200..=299
+                if !resp.truncated && (self.cfg.accept_content)(resp.header("content-type"), &resp.body) =>
+            {
+                self.hand_on(entry, resp, fetch_time, warc)
+            }
+            200..=299 => {
+                let why =
+                    if resp.truncated { CrawlEvent::SkippedTooLarge } else { CrawlEvent::SkippedNotText };
+                self.counters.event(why);
+                self.store.frontier_finish(&entry.url, &[])?;
+            }
+            _ => {
+                self.store.frontier_finish(&entry.url, &[])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The host's next delay from the response: backoff on 429/503 (Retry-After or
+    /// exponential), parking after repeated failures.
+    fn apply_response_politeness(&mut self, host: &str, resp: &FetchResponse, now: Instant) {
+        let outcome = outcome_of(resp);
+        let st = host_state(&mut self.hosts, host, now);
+        if st.on_finish(now, outcome, &self.cfg.polite).is_none() {
+            return;
+        }
+        if matches!(outcome, Outcome::Throttled { .. }) {
+            self.counters.event(if resp.header("retry-after").is_some() {
+                CrawlEvent::BackoffRetryAfter
+            } else {
+                CrawlEvent::BackoffExponential
+            });
+        }
+        if st.is_parked(now) {
+            self.counters.event(CrawlEvent::HostParked);
+        }
+    }
+
+    /// Queue the redirect's target (admitted like a link, within `max_redirects`) and
+    /// finish the redirecting URL, in one step.
+    fn follow_redirect(&mut self, entry: &FrontierEntry, resp: &FetchResponse) -> Result<(), CrawlError> {
+        let next = resp.header("location").and_then(|target| {
+            if entry.hops >= self.cfg.max_redirects {
+                self.counters.event(CrawlEvent::RedirectLimit);
+                return None;
+            }
+            let mut e = self.links.admit(Some(&entry.url), target, entry.depth, entry.priority)?;
+            e.hops = entry.hops + 1;
+            Some(e)
+        });
+        let next = self.links.route(next.into_iter().collect());
+        self.store.frontier_finish(&entry.url, &next)?;
+        Ok(())
+    }
+
+    /// Hand a page to the sink; its ticket is completed downstream.
+    fn hand_on(
+        &mut self,
+        entry: FrontierEntry,
+        resp: FetchResponse,
+        fetch_time: i64,
+        warc: Option<(String, u64)>,
+    ) {
+        let page = Page {
+            url: entry.url.clone(),
+            fetch_time,
+            status: resp.status,
+            content_type: resp.header("content-type").map(str::to_string),
+            body: resp.body,
+            origin: match warc {
+                Some((file, offset)) => PageOrigin::Warc { file, offset },
+                None => PageOrigin::Fetch,
+            },
+        };
+        self.counters.pages_out.fetch_add(1, Relaxed);
+        if !self.sink.send(CrawledPage { page, entry }) {
+            // Downstream stopped: leave the ticket in flight (fetched again on resume)
+            // rather than lose the page.
+            self.counters.event(CrawlEvent::SinkClosed);
+        }
+    }
+}
+
+/// Fetch robots.txt, following up to five redirects (RFC 9309 §2.3.1.2), and read it.
+pub(super) async fn fetch_robots(
+    f: &Fetcher,
+    url: &str,
+    token: &str,
+    rec: Option<&dyn FetchRecorder>,
+) -> DoneKind {
+    let mut url = url.to_string();
+    for _ in 0..=5 {
+        let fetch_time = unix_now();
+        match f.get(&url).await {
+            Ok(resp) => {
+                if let Some(r) = rec {
+                    r.record(&url, fetch_time, &resp);
+                }
+                let outcome = outcome_of(&resp);
+                if (300..400).contains(&resp.status) {
+                    if let Some(next) =
+                        resp.header("location").and_then(|l| Url::parse(&url).ok()?.join(l).ok())
+                    {
+                        url = next.to_string();
+                        continue;
+                    }
+                }
+                let body = &resp.body[..resp.body.len().min(MAX_ROBOTS_BYTES)];
+                let state = RobotsState::from_status(resp.status, body);
+                let crawl_delay_token = state.crawl_delay(token);
+                return DoneKind::Robots { state, outcome, crawl_delay_token, refused: false };
+            }
+            Err(e) => {
+                return DoneKind::Robots {
+                    state: RobotsState::unreachable(),
+                    outcome: Outcome::Failed,
+                    crawl_delay_token: None,
+                    refused: e.kind == FetchErrorKind::Refused,
+                }
+            }
+        }
+    }
+    // Redirect limit reached: RFC 9309 §2.3.1.2 says treat as unavailable (allow all).
+    DoneKind::Robots {
+        state: RobotsState::AllowAll,
+        outcome: Outcome::Ok { elapsed: Duration::ZERO },
+        crawl_delay_token: None,
+        refused: false,
+    }
+}
+
+/// What a response means for the host's politeness state.
+fn outcome_of(resp: &FetchResponse) -> Outcome {
+    match resp.status {
+        429 | 503 => Outcome::Throttled {
+            retry_after: resp.header("retry-after").and_then(|v| parse_retry_after(v, SystemTime::now())),
+        },
+        500..=599 => Outcome::Failed,
+        _ => Outcome::Ok { elapsed: resp.elapsed },
+    }
+}

@@ -1,0 +1,92 @@
+//! Which links enter the frontier: canonical, in scope, not a trap, not too deep, and (in a
+//! partitioned crawl) owned by this partition.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use store::FrontierEntry;
+
+use crate::partition::PartitionRouter;
+use crate::urls::{canonical_url, surt_host_key, OutOfScope, ScopeRules, TrapGuard};
+
+/// Admits links into the frontier: canonicalization, scope, traps, depth. Shared by the
+/// crawler (redirect targets) and the caller (links found on pages).
+pub struct LinkPolicy {
+    pub scope: ScopeRules,
+    pub traps: Mutex<TrapGuard>,
+    pub max_depth: u32,
+    rejected: Mutex<BTreeMap<&'static str, u64>>,
+    /// Partitioned crawls: links to hosts another partition owns go to it
+    /// (`crate::partition`).
+    pub partition: Option<Arc<PartitionRouter>>,
+}
+
+impl LinkPolicy {
+    pub fn new(scope: ScopeRules, traps: TrapGuard, max_depth: u32) -> Self {
+        LinkPolicy {
+            scope,
+            traps: Mutex::new(traps),
+            max_depth,
+            rejected: Mutex::new(BTreeMap::new()),
+            partition: None,
+        }
+    }
+
+    /// Crawl one partition: see [`PartitionRouter`].
+    pub fn with_partition(mut self, router: Arc<PartitionRouter>) -> Self {
+        self.partition = Some(router);
+        self
+    }
+
+    /// Admitted entries this partition owns; the others are sent to their owners now
+    /// (before the caller commits the page that found them). All of them without partitions.
+    pub fn route(&self, entries: Vec<FrontierEntry>) -> Vec<FrontierEntry> {
+        match &self.partition {
+            Some(r) => r.route(entries),
+            None => entries,
+        }
+    }
+
+    /// A frontier entry for `href` found at `depth` with `priority`, or None (counted).
+    pub fn admit(&self, base: Option<&str>, href: &str, depth: u32, priority: u32) -> Option<FrontierEntry> {
+        let url = match base {
+            Some(b) => crate::urls::canonicalize_with_base(b, href),
+            None => crate::urls::canonicalize(href),
+        };
+        let Ok(url) = url else {
+            self.reject("bad_url");
+            return None;
+        };
+        let Ok(parsed) = canonical_url(&url) else {
+            self.reject("bad_url");
+            return None;
+        };
+        if depth > self.max_depth {
+            self.reject("max_depth");
+            return None;
+        }
+        if let Err(e) = self.scope.allows(&parsed) {
+            self.reject(scope_reason(&e));
+            return None;
+        }
+        if let Some(t) = self.traps.lock().unwrap_or_else(|e| e.into_inner()).check(&parsed) {
+            self.reject(t.as_str());
+            return None;
+        }
+        let host_key = surt_host_key(parsed.host_str().unwrap_or(""));
+        Some(FrontierEntry { url, host_key, depth, priority, hops: 0 })
+    }
+
+    fn reject(&self, why: &'static str) {
+        *self.rejected.lock().unwrap_or_else(|e| e.into_inner()).entry(why).or_default() += 1;
+    }
+
+    /// Links refused, by reason.
+    pub fn rejected(&self) -> BTreeMap<&'static str, u64> {
+        self.rejected.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+fn scope_reason(e: &OutOfScope) -> &'static str {
+    e.as_str()
+}

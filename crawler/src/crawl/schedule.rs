@@ -1,0 +1,420 @@
+//! The crawl loop: refresh the queue of hosts, start what is due (robots.txt first), take
+//! finished fetches back, and decide when the crawl is over.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use store::Store;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use url::Url;
+
+use super::finish::{fetch_robots, Done, DoneKind};
+use super::{CrawlConfig, CrawlCounters, CrawlEvent, CrawlIo, FetchRecorder, LinkPolicy, PageSink};
+use crate::error::CrawlError;
+use crate::fetch::{FetchErrorKind, Fetcher};
+use crate::politeness::HostState;
+use crate::robots::{product_token, RobotsState};
+
+/// How often the queue of hosts is read from the store while nothing else changes it.
+const REFRESH_EVERY: Duration = Duration::from_millis(200);
+/// Longest wait for in-flight fetches once the crawl stops scheduling.
+const WIND_DOWN_WAIT: Duration = Duration::from_secs(120);
+
+/// Why the crawl stopped (the report's `stopped_by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum StopReason {
+    /// `stop` was set (Ctrl-C).
+    Signal,
+    MaxPages,
+    FrontierExhausted,
+    /// Only hosts resting for long (parked, or robots.txt unavailable) have URLs left.
+    OnlyRestingHostsLeft,
+}
+
+impl StopReason {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Self::Signal => "signal",
+            Self::MaxPages => "max_pages",
+            Self::FrontierExhausted => "frontier_exhausted",
+            Self::OnlyRestingHostsLeft => "only_resting_hosts_left",
+        }
+    }
+}
+
+/// What is known of a host's robots.txt.
+pub(super) enum RobotsSlot {
+    Fetching,
+    /// The rules, valid until the instant.
+    Ready(Arc<RobotsState>, Instant),
+    /// The SSRF guard refused the host's address (e.g. a link to a private IP, or a name
+    /// resolving to one): its URLs are finished without a request.
+    Refused,
+}
+
+/// What one pass over the queued hosts did.
+#[derive(Default)]
+struct Pass {
+    /// A fetch started or a URL was finished: go round again at once.
+    started_any: bool,
+    /// The soonest a host that had to wait becomes due.
+    next_due: Option<Instant>,
+}
+
+/// The crawl's state between steps.
+pub(super) struct Scheduler {
+    pub(super) store: Arc<Store>,
+    fetcher: Fetcher,
+    pub(super) cfg: CrawlConfig,
+    pub(super) links: Arc<LinkPolicy>,
+    pub(super) sink: Arc<dyn PageSink>,
+    pub(super) recorder: Option<Arc<dyn FetchRecorder>>,
+    pub(super) counters: Arc<CrawlCounters>,
+    stop: Arc<AtomicBool>,
+    /// The User-Agent's product token, matched against robots.txt groups.
+    token: String,
+    /// The global request rate cap, if any.
+    limiter: Option<DefaultDirectRateLimiter>,
+    pub(super) hosts: HashMap<String, HostState>,
+    pub(super) robots: HashMap<String, RobotsSlot>,
+    /// Pages fetched per host, this run and before (for `per_host_max_pages`).
+    host_pages: HashMap<String, u64>,
+    done_tx: UnboundedSender<Done>,
+    pub(super) in_flight: usize,
+    pages_started: u64,
+    /// Hosts with queued URLs and their best priority, best first.
+    queued: Vec<(String, u32)>,
+    /// When `queued` was read; None forces a read (new links may have arrived).
+    last_refresh: Option<Instant>,
+    /// Since when nothing was fetchable and nothing fetching.
+    idle_since: Option<Instant>,
+}
+
+impl Scheduler {
+    pub(super) fn new(
+        store: Arc<Store>,
+        fetcher: Fetcher,
+        cfg: CrawlConfig,
+        links: Arc<LinkPolicy>,
+        io: CrawlIo,
+        done_tx: UnboundedSender<Done>,
+    ) -> Scheduler {
+        let CrawlIo { sink, recorder, counters, stop } = io;
+        let token = product_token(&fetcher.config().user_agent).to_string();
+        let limiter = cfg.global_rate.and_then(|r| {
+            let per_sec = NonZeroU32::new(r.ceil().max(1.0) as u32)?;
+            Some(RateLimiter::direct(Quota::per_second(per_sec)))
+        });
+        Scheduler {
+            store,
+            fetcher,
+            cfg,
+            links,
+            sink,
+            recorder,
+            counters,
+            stop,
+            token,
+            limiter,
+            hosts: HashMap::new(),
+            robots: HashMap::new(),
+            host_pages: HashMap::new(),
+            done_tx,
+            in_flight: 0,
+            pages_started: 0,
+            queued: Vec::new(),
+            last_refresh: None,
+            idle_since: None,
+        }
+    }
+
+    /// Schedule until the crawl should stop; returns why.
+    pub(super) async fn run(
+        &mut self,
+        done_rx: &mut UnboundedReceiver<Done>,
+    ) -> Result<StopReason, CrawlError> {
+        loop {
+            // Finished fetches first: they change host states and the frontier.
+            while let Ok(done) = done_rx.try_recv() {
+                self.finish(done)?;
+                self.last_refresh = None; // new links may have arrived
+            }
+            self.counters.in_flight.store(self.in_flight as u64, Relaxed);
+            if self.stop.load(Relaxed) {
+                return Ok(StopReason::Signal);
+            }
+            if self.pages_started >= self.cfg.max_pages {
+                return Ok(StopReason::MaxPages);
+            }
+            let now = Instant::now();
+            self.refresh_queue(now)?;
+            let pass = self.start_due_hosts(now).await?;
+            let active = self.hosts.values().filter(|h| h.in_flight > 0).count();
+            self.counters.hosts_active.store(active as u64, Relaxed);
+            if pass.started_any {
+                self.idle_since = None;
+                if let Some(r) = &self.links.partition {
+                    r.set_busy()?;
+                }
+                continue;
+            }
+            if let Some(why) = self.stop_when_idle(now)? {
+                return Ok(why);
+            }
+            self.wait_for_a_fetch(done_rx, pass.next_due, now).await?;
+        }
+    }
+
+    /// After the loop: tell the other partitions if this one was stopped, then let fetches
+    /// in flight finish and hand their pages on.
+    pub(super) async fn wind_down(
+        &mut self,
+        done_rx: &mut UnboundedReceiver<Done>,
+        stopped_by: StopReason,
+    ) -> Result<(), CrawlError> {
+        if let Some(r) = &self.links.partition {
+            if matches!(stopped_by, StopReason::Signal | StopReason::MaxPages) {
+                r.set_stopped()?;
+            }
+        }
+        while self.in_flight > 0 {
+            match tokio::time::timeout(WIND_DOWN_WAIT, done_rx.recv()).await {
+                Ok(Some(done)) => self.finish(done)?,
+                _ => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// Take a finished fetch back (page or robots.txt): host states, frontier, sink.
+    fn finish(&mut self, done: Done) -> Result<(), CrawlError> {
+        self.in_flight -= 1;
+        self.finish_fetch(done)
+    }
+
+    /// Re-read the hosts with queued URLs (and, partitioned, the links sent to us) when the
+    /// last read is old or was invalidated.
+    fn refresh_queue(&mut self, now: Instant) -> Result<(), CrawlError> {
+        if self.last_refresh.is_some_and(|t| now.duration_since(t) < REFRESH_EVERY) {
+            return Ok(());
+        }
+        if let Some(r) = &self.links.partition {
+            r.poll(&self.store)?;
+        }
+        self.queued = self.store.frontier_hosts()?;
+        // Best priority first; SURT order breaks ties, so runs are repeatable.
+        self.queued.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        self.counters.queued_hosts.store(self.queued.len() as u64, Relaxed);
+        self.last_refresh = Some(now);
+        Ok(())
+    }
+
+    /// One pass over the queued hosts, best first, starting what is due within the
+    /// in-flight and page limits.
+    async fn start_due_hosts(&mut self, now: Instant) -> Result<Pass, CrawlError> {
+        // Taken out while hosts are started (starting one needs `&mut self`).
+        let queued = std::mem::take(&mut self.queued);
+        let mut pass = Pass::default();
+        let mut result = Ok(());
+        for (host, _) in &queued {
+            if self.in_flight >= self.cfg.max_in_flight || self.pages_started >= self.cfg.max_pages {
+                break;
+            }
+            result = self.start_host(host, now, &mut pass).await;
+            if result.is_err() {
+                break;
+            }
+        }
+        self.queued = queued;
+        result.map(|()| pass)
+    }
+
+    /// Start what `host` may start now: finish a URL of a refused host, fetch robots.txt
+    /// first, or fetch the host's next URL.
+    async fn start_host(&mut self, host: &str, now: Instant, pass: &mut Pass) -> Result<(), CrawlError> {
+        if matches!(self.robots.get(host), Some(RobotsSlot::Refused)) {
+            // Nothing is sent: drain the host's queue without politeness waits.
+            if let Some(entry) = self.store.frontier_pop(host)? {
+                self.counters.event(CrawlEvent::FetchError(FetchErrorKind::Refused));
+                self.store.frontier_finish(&entry.url, &[])?;
+                pass.started_any = true;
+            }
+            return Ok(());
+        }
+        let st = host_state(&mut self.hosts, host, now);
+        if !st.is_due(now, &self.cfg.polite) {
+            if st.in_flight < self.cfg.polite.per_host_concurrency.max(1) {
+                let due = st.due_at();
+                pass.next_due = Some(pass.next_due.map_or(due, |d| d.min(due)));
+            }
+            return Ok(());
+        }
+        // robots.txt first, once per host (and again after it expires).
+        let robots = match self.robots.get(host) {
+            Some(RobotsSlot::Ready(r, expires)) if *expires > now => r.clone(),
+            Some(RobotsSlot::Fetching | RobotsSlot::Refused) => return Ok(()),
+            _ => return self.start_robots_fetch(host, now, pass).await,
+        };
+        self.start_page_fetch(host, &robots, pass).await
+    }
+
+    /// Fetch the host's robots.txt (at the scheme and authority of its next URL).
+    async fn start_robots_fetch(
+        &mut self,
+        host: &str,
+        now: Instant,
+        pass: &mut Pass,
+    ) -> Result<(), CrawlError> {
+        // The queue head tells us scheme and authority for robots.txt.
+        let Some(entry_url) = self.store.frontier_pop_peek_url(host)? else { return Ok(()) };
+        let Some(robots_url) = robots_url(&entry_url) else { return Ok(()) };
+        self.robots.insert(host.to_string(), RobotsSlot::Fetching);
+        host_state(&mut self.hosts, host, now).on_start(now, &self.cfg.polite);
+        self.in_flight += 1;
+        pass.started_any = true;
+        if let Some(l) = &self.limiter {
+            l.until_ready().await;
+        }
+        self.counters.requests.fetch_add(1, Relaxed);
+        self.counters.robots_fetches.fetch_add(1, Relaxed);
+        let (f, tx, h, tok, rec) = (
+            self.fetcher.clone(),
+            self.done_tx.clone(),
+            host.to_string(),
+            self.token.clone(),
+            self.recorder.clone(),
+        );
+        tokio::spawn(async move {
+            let kind = fetch_robots(&f, &robots_url, &tok, rec.as_deref()).await;
+            let _ = tx.send(Done { host: h, kind });
+        });
+        Ok(())
+    }
+
+    /// Fetch the host's next URL, unless robots.txt disallows it or the host's page budget
+    /// is spent (then the URL is finished unfetched).
+    async fn start_page_fetch(
+        &mut self,
+        host: &str,
+        robots: &RobotsState,
+        pass: &mut Pass,
+    ) -> Result<(), CrawlError> {
+        let Some(entry) = self.store.frontier_pop(host)? else { return Ok(()) };
+        if !robots.is_allowed(&self.token, &entry.url) {
+            self.counters.event(CrawlEvent::RobotsDisallowed);
+            self.store.frontier_finish(&entry.url, &[])?;
+            pass.started_any = true;
+            return Ok(());
+        }
+        let store = &self.store;
+        let fetched =
+            *self.host_pages.entry(host.to_string()).or_insert_with(|| store.host_pages(host).unwrap_or(0));
+        if fetched >= self.cfg.per_host_max_pages {
+            self.counters.event(CrawlEvent::HostBudgetExhausted);
+            self.store.frontier_finish(&entry.url, &[])?;
+            pass.started_any = true;
+            return Ok(());
+        }
+        if let Some(l) = &self.limiter {
+            l.until_ready().await;
+        }
+        let now = Instant::now();
+        host_state(&mut self.hosts, host, now).on_start(now, &self.cfg.polite);
+        *self.host_pages.entry(host.to_string()).or_default() += 1;
+        self.in_flight += 1;
+        self.pages_started += 1;
+        pass.started_any = true;
+        self.counters.requests.fetch_add(1, Relaxed);
+        let (f, tx, h) = (self.fetcher.clone(), self.done_tx.clone(), host.to_string());
+        tokio::spawn(async move {
+            let fetch_time = unix_now();
+            let result = f.get(&entry.url).await;
+            let _ = tx.send(Done { host: h, kind: DoneKind::Page { entry, result, fetch_time } });
+        });
+        Ok(())
+    }
+
+    /// Nothing was started. Stop when nothing fetchable is queued, nothing is fetching and
+    /// no page in detection can add links any more; `None` to go on.
+    fn stop_when_idle(&mut self, now: Instant) -> Result<Option<StopReason>, CrawlError> {
+        if self.in_flight > 0 || !self.queued.iter().all(|(host, _)| self.is_resting(host, now)) {
+            self.idle_since = None;
+            return Ok(None);
+        }
+        // Pages still in detection hold in-flight tickets in the store and may add links:
+        // stop only when none is left (or after `idle_grace` without progress, should a
+        // consumer never complete a ticket).
+        let since = *self.idle_since.get_or_insert(now);
+        let (_, tickets) = self.store.frontier_counts()?;
+        if tickets == 0 || now.duration_since(since) >= self.cfg.idle_grace {
+            // A partition also waits until no partition has work or links in transit.
+            let done = match &self.links.partition {
+                Some(r) => r.idle_and_done()?,
+                None => true,
+            };
+            if done {
+                let why = if self.queued.is_empty() {
+                    StopReason::FrontierExhausted
+                } else {
+                    StopReason::OnlyRestingHostsLeft
+                };
+                return Ok(Some(why));
+            }
+        }
+        self.last_refresh = None;
+        Ok(None)
+    }
+
+    /// A host resting for long (robots.txt unavailable until its retry, or parked after
+    /// repeated failures) keeps its URLs queued for a later run; such hosts alone do not
+    /// keep the crawl going.
+    fn is_resting(&self, host: &str, now: Instant) -> bool {
+        self.hosts.get(host).is_some_and(|st| st.is_parked(now))
+            || matches!(self.robots.get(host), Some(RobotsSlot::Ready(r, expires))
+                if *expires > now && matches!(**r, RobotsState::DisallowAll))
+    }
+
+    /// Wait until the next host is due (1–100 ms, 50 ms when none is) or a fetch finishes.
+    async fn wait_for_a_fetch(
+        &mut self,
+        done_rx: &mut UnboundedReceiver<Done>,
+        next_due: Option<Instant>,
+        now: Instant,
+    ) -> Result<(), CrawlError> {
+        let wait = next_due.map(|d| d.saturating_duration_since(now)).unwrap_or(Duration::from_millis(50));
+        let wait = wait.clamp(Duration::from_millis(1), Duration::from_millis(100));
+        if let Ok(Some(done)) = tokio::time::timeout(wait, done_rx.recv()).await {
+            self.finish(done)?;
+            self.last_refresh = None;
+        }
+        Ok(())
+    }
+}
+
+/// The politeness state of `host`, new if it has none yet. A function of the map alone, so
+/// the scheduler's settings can be borrowed beside it.
+pub(super) fn host_state<'a>(
+    hosts: &'a mut HashMap<String, HostState>,
+    host: &str,
+    now: Instant,
+) -> &'a mut HostState {
+    hosts.entry(host.to_string()).or_insert_with(|| HostState::new(now))
+}
+
+/// Unix seconds now (0 if the clock is before 1970).
+pub(super) fn unix_now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+/// `/robots.txt` at the scheme and authority of `page_url`.
+fn robots_url(page_url: &str) -> Option<String> {
+    let mut r = Url::parse(page_url).ok()?;
+    r.set_path("/robots.txt");
+    r.set_query(None);
+    r.set_fragment(None);
+    Some(r.to_string())
+}
