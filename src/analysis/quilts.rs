@@ -55,54 +55,37 @@ pub enum QuiltFormat {
     Table,
 }
 
-/// `ditto quilts` options.
-#[derive(Debug, Clone, clap::Args)]
-pub struct QuiltsArgs {
+/// `ditto quilts` settings.
+#[derive(Debug, Clone)]
+pub struct QuiltsConfig {
     /// Store written by `ditto scan` or `ditto crawl`.
-    #[arg(long)]
     pub store: PathBuf,
     /// Words per k-gram.
-    #[arg(long, default_value_t = 5)]
     pub k: usize,
     /// A patch gram is in more than one and at most m documents.
-    #[arg(long, default_value_t = 50)]
     pub m: u64,
-    /// Fewest sources (greedy set cover) of a quilted page.
-    #[arg(long, default_value_t = 4)]
+    /// Fewest sources of a quilted page.
     pub c: usize,
     /// Smallest patch fraction of a quilted page.
-    #[arg(long, default_value_t = 0.5)]
     pub theta: f64,
-    /// Only sources on another registrable domain count (foreign-sourced quilts).
-    #[arg(long)]
+    /// Only sources on another registrable domain count.
     pub foreign: bool,
-    /// Memory for the sorts (docs_k(g), postings, replica groups; e.g. 256MB); past it, sorted
-    /// runs spill to --tmp-dir.
-    #[arg(long, default_value = "256MB", value_parser = crate::cli::flags::parse_bytes)]
+    /// Memory for the sorts, in bytes; past it, sorted runs spill to `tmp_dir`.
     pub memory: u64,
-    /// Where spilled runs go (default: the system temporary directory).
-    #[arg(long)]
+    /// Where spilled runs go (`None`: the system temporary directory).
     pub tmp_dir: Option<PathBuf>,
-    #[arg(long, value_enum, default_value = "jsonl")]
     pub format: QuiltFormat,
-    /// Extra stop-chunk lists (text or .dls). May repeat.
-    #[arg(long = "stop-chunks")]
+    /// Extra stop-chunk lists (text or .dls).
     pub stop_chunks: Vec<PathBuf>,
-    /// Do not use the built-in stop-chunk list.
-    #[arg(long)]
+    /// Leave out the built-in stop-chunk list.
     pub no_default_stop_chunks: bool,
     /// Keep template blocks and stop chunks in the k-grams.
-    #[arg(long)]
     pub keep_templates: bool,
-    /// A block on at least this share of its host's pages is template (navigation, footers,
-    /// rotating related-link lists).
-    #[arg(long, default_value_t = 0.3)]
+    /// Share of its host's pages that makes a block template...
     pub template_fraction: f64,
-    /// ... and on at least this many of them.
-    #[arg(long, default_value_t = 4)]
+    /// ... with at least this many pages.
     pub template_min_pages: u64,
-    /// Sources per page given a sample patch (all sources are listed).
-    #[arg(long, default_value_t = 10)]
+    /// Sources per page given a sample patch.
     pub samples: usize,
 }
 
@@ -319,7 +302,7 @@ fn share(memory: u64, parts: u64) -> u64 {
 /// 3 postings ¼, replicas ¼. Beyond `--memory`: sled's page cache, one document's texts,
 /// grams and postings (≤ m − 1 others per patch gram), the per-host page counts and the set
 /// of template blocks (one entry per host and repeated block), and the output rows.
-pub fn analyze(a: &QuiltsArgs) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
+pub fn analyze(a: &QuiltsConfig) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
     if a.k == 0 || a.m < 2 || !(0.0..=1.0).contains(&a.theta) {
         bail!("need k ≥ 1, m ≥ 2 and 0 ≤ θ ≤ 1");
     }
@@ -683,11 +666,11 @@ pub fn write_report(rows: &[QuiltOut], format: QuiltFormat, w: &mut impl Write) 
 }
 
 /// `ditto quilts`.
-pub fn run(a: QuiltsArgs) -> Result<()> {
-    let (rows, totals) = analyze(&a)?;
+pub fn run(cfg: QuiltsConfig) -> Result<()> {
+    let (rows, totals) = analyze(&cfg)?;
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
-    write_report(&rows, a.format, &mut w)?;
+    write_report(&rows, cfg.format, &mut w)?;
     w.flush()?;
     eprintln!(
         "{} pages, {} documents after collapsing exact replicas; {} template/stop blocks left out; \
@@ -707,9 +690,9 @@ pub fn run(a: QuiltsArgs) -> Result<()> {
         totals.largest_document_bytes,
         totals.other_runs_spilled,
         totals.patchy_documents,
-        a.theta,
+        cfg.theta,
         totals.quilted_documents,
-        if a.foreign { " (foreign-sourced)" } else { "" }
+        if cfg.foreign { " (foreign-sourced)" } else { "" }
     );
     Ok(())
 }
