@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use detector::origins::K;
 
 use super::parse_bytes;
-use crate::analysis::origins::{EstimationArg, EvictionArg, OrderArg, OriginFormat, OriginsConfig, SelectionArg};
+use crate::analysis::origins::{
+    EstimationArg, EvictionArg, OrderArg, OriginFormat, OriginsConfig, SelectionArg,
+};
 
 /// `ditto origins` options.
 #[derive(Debug, Clone, clap::Args)]
