@@ -425,6 +425,19 @@ pub fn write(
     diffs: &HashMap<usize, Differs>,
     mirrors: &[Mirror],
 ) -> Result<()> {
+    write_clusters(out, format, pages, r, diffs)?;
+    // Mirror rows are numbered on from the page clusters.
+    write_mirrors(out, format, r.clusters.len() + 1, mirrors)
+}
+
+/// One row per page cluster, with its members and confirmed pairs.
+fn write_clusters(
+    out: &mut dyn Write,
+    format: ReplicaFormat,
+    pages: &[PageInfo],
+    r: &Replicas,
+    diffs: &HashMap<usize, Differs>,
+) -> Result<()> {
     // Pairs by cluster: a pair belongs to the cluster of its first page.
     let mut cluster_of: HashMap<usize, usize> = HashMap::new();
     for (ci, c) in r.clusters.iter().enumerate() {
@@ -512,7 +525,11 @@ pub fn write(
             }
         }
     }
-    let first = r.clusters.len() + 1;
+    Ok(())
+}
+
+/// One `"kind": "mirror"` row per replicated collection, numbered from `first`.
+fn write_mirrors(out: &mut dyn Write, format: ReplicaFormat, first: usize, mirrors: &[Mirror]) -> Result<()> {
     for (i, m) in mirrors.iter().enumerate() {
         match format {
             ReplicaFormat::Jsonl => {
