@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use detector::fingerprint::parse_hex;
-use detector::origins::{Estimation, Eviction, OriginConfig, OriginDetector, Selection, BRIDGE_T, K};
+use detector::origins::{Estimation, Eviction, OriginConfig, OriginDetector, Selection, BRIDGE_T};
 use detector::shingles::{visible_text, words};
 use serde::Serialize;
 use store::Store;
@@ -68,36 +68,27 @@ pub enum EstimationArg {
     Nb,
 }
 
-/// `ditto origins` options.
-#[derive(Debug, Clone, clap::Args)]
-pub struct OriginsArgs {
+/// `ditto origins` settings.
+#[derive(Debug, Clone)]
+pub struct OriginsConfig {
     /// Store written by `ditto scan` or `ditto crawl`.
-    #[arg(long)]
     pub store: PathBuf,
-    /// Size of the shingle table (e.g. 64MB).
-    #[arg(long, default_value = "64MB", value_parser = crate::cli::flags::parse_bytes)]
+    /// Size of the shingle table in bytes.
     pub memory: u64,
     /// Keep every shingle (unbounded memory): the reference answer.
-    #[arg(long)]
     pub exact: bool,
-    #[arg(long, value_enum, default_value = "nhs")]
+    /// Which shingles of a page are selected.
     pub selection: SelectionArg,
-    #[arg(long, value_enum, default_value = "lucky")]
+    /// Which entry a full bucket of the table gives up.
     pub eviction: EvictionArg,
-    #[arg(long, value_enum, default_value = "be")]
+    /// How the origins of selected shingles not in the table are estimated.
     pub estimation: EstimationArg,
     /// Tokens per shingle.
-    #[arg(long, default_value_t = K)]
     pub k: usize,
-    #[arg(long, value_enum, default_value = "jsonl")]
     pub format: OriginFormat,
-    /// Print the rows `ditto scan --origins` / `ditto crawl --origins` computed live, in
-    /// arrival order, instead of computing them now.
-    #[arg(long)]
+    /// Print the rows a live run stored instead of computing them.
     pub live: bool,
-    /// Processing order: fetch time then URL, or the arrival order a live run
-    /// (`--origins`) recorded (pages without a live row after them, by fetch time).
-    #[arg(long, value_enum, default_value = "fetch-time")]
+    /// Order the pages are processed in.
     pub order: OrderArg,
 }
 
@@ -108,8 +99,8 @@ pub enum OrderArg {
     Arrival,
 }
 
-impl OriginsArgs {
-    /// The detector these options describe.
+impl OriginsConfig {
+    /// The detector these settings describe.
     pub fn detector(&self) -> OriginDetector {
         if self.exact {
             return OriginDetector::exact(self.k);
@@ -258,22 +249,22 @@ fn write_header(w: &mut impl Write, format: OriginFormat) -> Result<()> {
 }
 
 /// `ditto origins --live`: the rows `ditto scan/crawl --origins` stored, in arrival order.
-fn run_live(a: &OriginsArgs) -> Result<()> {
-    let store = Store::open(&a.store).with_context(|| format!("opening {}", a.store.display()))?;
+fn run_live(cfg: &OriginsConfig) -> Result<()> {
+    let store = Store::open(&cfg.store).with_context(|| format!("opening {}", cfg.store.display()))?;
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
-    write_header(&mut w, a.format)?;
+    write_header(&mut w, cfg.format)?;
     let mut n = 0u64;
     for r in store.live_origins() {
         let (_, json) = r?;
         let row: PageOut = serde_json::from_slice(&json).context("a stored live origins row")?;
-        if a.format == OriginFormat::Jsonl {
+        if cfg.format == OriginFormat::Jsonl {
             // The stored bytes as written: serde_json's float parsing may be 1 ulp off, so a
             // parsed and re-printed copied_share could differ from the offline run's.
             w.write_all(&json)?;
             writeln!(w)?;
         } else {
-            write_row(&mut w, &row, a.format)?;
+            write_row(&mut w, &row, cfg.format)?;
         }
         n += 1;
     }
@@ -283,18 +274,18 @@ fn run_live(a: &OriginsArgs) -> Result<()> {
 }
 
 /// `ditto origins`.
-pub fn run(a: OriginsArgs) -> Result<()> {
-    if a.live {
-        return run_live(&a);
+pub fn run(cfg: OriginsConfig) -> Result<()> {
+    if cfg.live {
+        return run_live(&cfg);
     }
-    let store = Store::open(&a.store).with_context(|| format!("opening {}", a.store.display()))?;
+    let store = Store::open(&cfg.store).with_context(|| format!("opening {}", cfg.store.display()))?;
     let mut pages: Vec<(i64, String, String)> = Vec::new();
     for r in store.pages() {
         let r = r?;
         pages.push((r.fetch_time, r.url, r.file_hash));
     }
     pages.sort();
-    if a.order == OrderArg::Arrival {
+    if cfg.order == OrderArg::Arrival {
         let mut pos: std::collections::HashMap<(String, i64), u64> = std::collections::HashMap::new();
         for r in store.live_origins() {
             let (seq, json) = r?;
@@ -305,10 +296,10 @@ pub fn run(a: OriginsArgs) -> Result<()> {
             (pos.get(&(u.clone(), *t)).copied().unwrap_or(u64::MAX), *t, u.clone())
         });
     }
-    let mut stream = OriginsStream::new(a.detector());
+    let mut stream = OriginsStream::new(cfg.detector());
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
-    write_header(&mut w, a.format)?;
+    write_header(&mut w, cfg.format)?;
     let start = std::time::Instant::now();
     for (fetch_time, url, hash) in &pages {
         let blocks = match parse_hex(hash) {
@@ -319,7 +310,7 @@ pub fn run(a: OriginsArgs) -> Result<()> {
             }
         };
         let row = stream.page(url, *fetch_time, &blocks);
-        write_row(&mut w, &row, a.format)?;
+        write_row(&mut w, &row, cfg.format)?;
     }
     w.flush()?;
     let secs = start.elapsed().as_secs_f64();
@@ -334,7 +325,7 @@ pub fn run(a: OriginsArgs) -> Result<()> {
         det.stored(),
         det.memory_bytes(),
         det.evictions(),
-        if a.exact { " (exact)" } else { "" }
+        if cfg.exact { " (exact)" } else { "" }
     );
     Ok(())
 }

@@ -33,7 +33,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use detector::fingerprint::Sha1Digest;
@@ -55,54 +55,37 @@ pub enum QuiltFormat {
     Table,
 }
 
-/// `ditto quilts` options.
-#[derive(Debug, Clone, clap::Args)]
-pub struct QuiltsArgs {
+/// `ditto quilts` settings.
+#[derive(Debug, Clone)]
+pub struct QuiltsConfig {
     /// Store written by `ditto scan` or `ditto crawl`.
-    #[arg(long)]
     pub store: PathBuf,
     /// Words per k-gram.
-    #[arg(long, default_value_t = 5)]
     pub k: usize,
     /// A patch gram is in more than one and at most m documents.
-    #[arg(long, default_value_t = 50)]
     pub m: u64,
-    /// Fewest sources (greedy set cover) of a quilted page.
-    #[arg(long, default_value_t = 4)]
+    /// Fewest sources of a quilted page.
     pub c: usize,
     /// Smallest patch fraction of a quilted page.
-    #[arg(long, default_value_t = 0.5)]
     pub theta: f64,
-    /// Only sources on another registrable domain count (foreign-sourced quilts).
-    #[arg(long)]
+    /// Only sources on another registrable domain count.
     pub foreign: bool,
-    /// Memory for the sorts (docs_k(g), postings, replica groups; e.g. 256MB); past it, sorted
-    /// runs spill to --tmp-dir.
-    #[arg(long, default_value = "256MB", value_parser = crate::cli::flags::parse_bytes)]
+    /// Memory for the sorts, in bytes; past it, sorted runs spill to `tmp_dir`.
     pub memory: u64,
-    /// Where spilled runs go (default: the system temporary directory).
-    #[arg(long)]
+    /// Where spilled runs go (`None`: the system temporary directory).
     pub tmp_dir: Option<PathBuf>,
-    #[arg(long, value_enum, default_value = "jsonl")]
     pub format: QuiltFormat,
-    /// Extra stop-chunk lists (text or .dls). May repeat.
-    #[arg(long = "stop-chunks")]
+    /// Extra stop-chunk lists (text or .dls).
     pub stop_chunks: Vec<PathBuf>,
-    /// Do not use the built-in stop-chunk list.
-    #[arg(long)]
+    /// Leave out the built-in stop-chunk list.
     pub no_default_stop_chunks: bool,
     /// Keep template blocks and stop chunks in the k-grams.
-    #[arg(long)]
     pub keep_templates: bool,
-    /// A block on at least this share of its host's pages is template (navigation, footers,
-    /// rotating related-link lists).
-    #[arg(long, default_value_t = 0.3)]
+    /// Share of its host's pages that makes a block template...
     pub template_fraction: f64,
-    /// ... and on at least this many of them.
-    #[arg(long, default_value_t = 4)]
+    /// ... with at least this many pages.
     pub template_min_pages: u64,
-    /// Sources per page given a sample patch (all sources are listed).
-    #[arg(long, default_value_t = 10)]
+    /// Sources per page given a sample patch.
     pub samples: usize,
 }
 
@@ -200,6 +183,8 @@ impl BlockFilter {
 type PageKey = [u8; 32];
 /// Servers of a document: (document, server); server 0 for all when `--foreign` is off.
 type ServerKey = [u8; 12];
+/// Stage 1's blocks per host: (host, normalized block hash).
+type HostBlockKey = [u8; 16];
 /// Pass 1: (gram, document, server).
 type GramKey = [u8; 20];
 /// The postings, by document: (document, gram, another document of the gram), and
@@ -232,6 +217,13 @@ fn server_key(doc: u32, server: u64) -> ServerKey {
     let mut k = [0u8; 12];
     k[..4].copy_from_slice(&doc.to_be_bytes());
     k[4..].copy_from_slice(&server.to_be_bytes());
+    k
+}
+
+fn host_block_key(host: u64, block: u64) -> HostBlockKey {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&host.to_be_bytes());
+    k[8..].copy_from_slice(&block.to_be_bytes());
     k
 }
 
@@ -319,77 +311,117 @@ fn share(memory: u64, parts: u64) -> u64 {
 /// 3 postings ¼, replicas ¼. Beyond `--memory`: sled's page cache, one document's texts,
 /// grams and postings (≤ m − 1 others per patch gram), the per-host page counts and the set
 /// of template blocks (one entry per host and repeated block), and the output rows.
-pub fn analyze(a: &QuiltsArgs) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
-    if a.k == 0 || a.m < 2 || !(0.0..=1.0).contains(&a.theta) {
+pub fn analyze(cfg: &QuiltsConfig) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
+    if cfg.k == 0 || cfg.m < 2 || !(0.0..=1.0).contains(&cfg.theta) {
         bail!("need k ≥ 1, m ≥ 2 and 0 ≤ θ ≤ 1");
     }
-    let p = QuiltParams { k: a.k, m: a.m, c: a.c, theta: a.theta };
-    let store = Store::open(&a.store).with_context(|| format!("opening {}", a.store.display()))?;
-    let tmp = a.tmp_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let store = Store::open(&cfg.store).with_context(|| format!("opening {}", cfg.store.display()))?;
     let norm = store_normalization(&store)?;
-    let mut totals = QuiltTotals::default();
-    let mem = a.memory;
+    let mut run = QuiltRun {
+        cfg,
+        params: QuiltParams { k: cfg.k, m: cfg.m, c: cfg.c, theta: cfg.theta },
+        store,
+        tmp: cfg.tmp_dir.clone().unwrap_or_else(std::env::temp_dir),
+        totals: QuiltTotals::default(),
+    };
+    let (by_hash, filter) = run.read_pages(norm)?;
+    let (servers, replicas) = run.collapse_replicas(by_hash)?;
+    // Pass 1 writes (document, |grams_k(d)|) in document order; stage 3 reads it back.
+    let dir = TempDir::create(&run.tmp).context("creating a temporary directory")?;
+    let doc_list = dir.path().join("documents.bin");
+    let grams = run.count_grams(servers, &filter, &doc_list)?;
+    let postings = run.patch_postings(grams)?;
+    let pending = run.judge_documents(postings, &filter, &doc_list)?;
+    drop(dir);
+    let out = resolve_urls(&run.store, pending, replicas)?;
+    run.totals.quilted_documents = out.len() as u64;
+    Ok((out, run.totals))
+}
 
-    // Stage 1: pages by file hash, blocks per host.
-    let mut by_hash: Counter<PageKey> = Counter::new(share(mem, 2), &tmp);
-    let mut host_pages: HashMap<u64, u64> = HashMap::new();
-    let mut tcount: Counter<[u8; 16]> = Counter::new(share(mem, 2), &tmp);
-    for r in store.texts() {
-        let (url, hash, blocks) = r?;
-        let page = u32::try_from(totals.pages)
-            .ok()
-            .filter(|&i| i < OWN)
-            .context("too many pages for 32-bit page numbers")?;
-        totals.pages += 1;
-        let server = if a.foreign { server_of(&url) } else { 0 };
-        by_hash.add(page_key(&hash, page, server)).context("sorting pages by file hash")?;
-        if !a.keep_templates {
-            let host = hash64(host_of(&url).as_bytes());
-            *host_pages.entry(host).or_default() += 1;
-            let mut seen = HashSet::new();
-            for b in &blocks {
-                let h = hash64(norm.apply(b).as_bytes());
-                if seen.insert(h) {
-                    let mut key = [0u8; 16];
-                    key[..8].copy_from_slice(&host.to_be_bytes());
-                    key[8..].copy_from_slice(&h.to_be_bytes());
-                    tcount.add(key).context("counting blocks per host")?;
+/// One run of [`analyze`], shared by its stages: the settings, the store, where sorted runs
+/// spill, and the totals so far.
+struct QuiltRun<'a> {
+    cfg: &'a QuiltsConfig,
+    params: QuiltParams,
+    store: Store,
+    tmp: PathBuf,
+    totals: QuiltTotals,
+}
+
+impl QuiltRun<'_> {
+    /// A sorter given `1 / parts` of `--memory` (which sorts are live together: [`analyze`]).
+    fn sorter<K: Key>(&self, parts: u64) -> Counter<K> {
+        Counter::new(share(self.cfg.memory, parts), &self.tmp)
+    }
+
+    /// Stage 1, one pass over the pages: (file hash, page, server) for the exact-replica
+    /// groups and, unless templates are kept, each host's distinct blocks, whose counts make
+    /// the template blocks. Returns the pages by file hash and the filter of the blocks that
+    /// enter the k-grams.
+    fn read_pages(&mut self, norm: Normalization) -> Result<(Counter<PageKey>, BlockFilter)> {
+        let cfg = self.cfg;
+        let mut by_hash: Counter<PageKey> = self.sorter(2);
+        let mut host_pages: HashMap<u64, u64> = HashMap::new();
+        let mut host_blocks: Counter<HostBlockKey> = self.sorter(2);
+        for r in self.store.texts() {
+            let (url, hash, blocks) = r?;
+            let page = u32::try_from(self.totals.pages)
+                .ok()
+                .filter(|&i| i < OWN)
+                .context("too many pages for 32-bit page numbers")?;
+            self.totals.pages += 1;
+            let server = if cfg.foreign { server_of(&url) } else { 0 };
+            by_hash.add(page_key(&hash, page, server)).context("sorting pages by file hash")?;
+            if !cfg.keep_templates {
+                let host = hash64(host_of(&url).as_bytes());
+                *host_pages.entry(host).or_default() += 1;
+                let mut seen = HashSet::new();
+                for b in &blocks {
+                    let h = hash64(norm.apply(b).as_bytes());
+                    if seen.insert(h) {
+                        host_blocks.add(host_block_key(host, h)).context("counting blocks per host")?;
+                    }
                 }
             }
         }
+        let (templates, stops) = if cfg.keep_templates {
+            (HashSet::new(), None)
+        } else {
+            let templates = self.template_blocks(host_blocks, host_pages)?;
+            (templates, Some(load_stops(norm, &cfg.stop_chunks, cfg.no_default_stop_chunks)?))
+        };
+        Ok((by_hash, BlockFilter { norm, stops, templates }))
     }
-    let mut templates = HashSet::new();
-    if !a.keep_templates {
-        let counts = tcount.finish().context("counting blocks per host")?;
-        totals.other_runs_spilled += counts.stats().runs_written;
+
+    /// The template blocks, as (host, block hash): blocks on at least `--template-fraction`
+    /// of their host's pages and on at least `--template-min-pages` of them.
+    fn template_blocks(
+        &mut self,
+        host_blocks: Counter<HostBlockKey>,
+        host_pages: HashMap<u64, u64>,
+    ) -> Result<HashSet<(u64, u64)>> {
+        let counts = host_blocks.finish().context("counting blocks per host")?;
+        self.totals.other_runs_spilled += counts.stats().runs_written;
+        let mut templates = HashSet::new();
         for r in counts {
             let (key, n) = r.context("counting blocks per host")?;
             let host = be_u64(&key[..8]);
             let pages = host_pages.get(&host).copied().unwrap_or(0);
-            if n >= a.template_min_pages && n as f64 >= a.template_fraction * pages as f64 {
+            if n >= self.cfg.template_min_pages && n as f64 >= self.cfg.template_fraction * pages as f64 {
                 templates.insert((host, be_u64(&key[8..])));
             }
         }
-    } else {
-        drop(tcount);
+        Ok(templates)
     }
-    drop(host_pages);
-    let filter = BlockFilter {
-        norm,
-        stops: if a.keep_templates {
-            None
-        } else {
-            Some(load_stops(norm, &a.stop_chunks, a.no_default_stop_chunks)?)
-        },
-        templates,
-    };
 
-    // Exact replicas collapsed: one document per file hash, named by its first page.
-    let mut servers: Counter<ServerKey> = Counter::new(share(mem, 4), &tmp);
-    let mut replicas: Counter<u64> = Counter::new(share(mem, 4), &tmp);
-    {
+    /// Exact replicas collapsed: the pages sorted by file hash make one document per hash,
+    /// named by its first page. Returns each document's servers (document, server) and its
+    /// replica pages (document << 32 | page).
+    fn collapse_replicas(&mut self, by_hash: Counter<PageKey>) -> Result<(Counter<ServerKey>, Counter<u64>)> {
+        let mut servers: Counter<ServerKey> = self.sorter(4);
+        let mut replicas: Counter<u64> = self.sorter(4);
         let pages = by_hash.finish().context("sorting pages by file hash")?;
-        totals.other_runs_spilled += pages.stats().runs_written;
+        self.totals.other_runs_spilled += pages.stats().runs_written;
         let mut group: Option<(Sha1Digest, u32)> = None;
         for r in pages {
             let (key, _) = r.context("sorting pages by file hash")?;
@@ -400,7 +432,7 @@ pub fn analyze(a: &QuiltsArgs) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
                     let mut h = [0u8; 20];
                     h.copy_from_slice(hash);
                     group = Some((h, page));
-                    totals.documents += 1;
+                    self.totals.documents += 1;
                     page
                 }
             };
@@ -409,53 +441,63 @@ pub fn analyze(a: &QuiltsArgs) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
                 replicas.add((u64::from(doc) << 32) | u64::from(page)).context("sorting replicas")?;
             }
         }
+        Ok((servers, replicas))
     }
 
-    // Pass 1: each document's distinct k-grams, sorted by gram.
-    let dir = TempDir::create(&tmp).context("creating a temporary directory")?;
-    let doc_list_path = dir.path().join("documents.bin");
-    let mut doc_list = BufWriter::new(File::create(&doc_list_path).context("writing the document list")?);
-    let mut grams: Counter<GramKey> = Counter::new(share(mem, 2), &tmp);
-    {
+    /// Pass 1: each document's distinct k-grams as (gram, document, server), to be sorted by
+    /// gram, and the document list (document, |grams_k(d)|) written to `doc_list`.
+    fn count_grams(
+        &mut self,
+        servers: Counter<ServerKey>,
+        filter: &BlockFilter,
+        doc_list: &Path,
+    ) -> Result<Counter<GramKey>> {
+        let k = self.params.k;
+        let mut list = BufWriter::new(File::create(doc_list).context("writing the document list")?);
+        let mut grams: Counter<GramKey> = self.sorter(2);
         let mut servers = Sorted::new(servers, "servers")?;
         let mut doc_servers: Vec<u64> = Vec::new();
-        for (i, r) in store.texts().enumerate() {
+        for (i, r) in self.store.texts().enumerate() {
             let (url, _, blocks) = r?;
             let i = i as u32;
             doc_servers.clear();
-            while let Some(k) = servers.next_if(|k| be_u32(k) == i)? {
-                doc_servers.push(be_u64(&k[4..]));
+            while let Some(key) = servers.next_if(|key| be_u32(key) == i)? {
+                doc_servers.push(be_u64(&key[4..]));
             }
             if doc_servers.is_empty() {
                 continue; // an exact replica of an earlier page
             }
             let (kept, dropped) = filter.keep(&url, &blocks);
-            totals.template_blocks_dropped += dropped;
-            let set = quilts::gram_set(&quilts::word_hashes(&kept), p.k);
-            totals.gram_occurrences += set.len() as u64;
+            self.totals.template_blocks_dropped += dropped;
+            let set = quilts::gram_set(&quilts::word_hashes(&kept), k);
+            self.totals.gram_occurrences += set.len() as u64;
             for &g in &set {
                 for &s in &doc_servers {
                     grams.add(gram_key(g, i, s)).context("counting k-grams")?;
                 }
             }
             let n = u32::try_from(set.len()).context("a document with more than 2^32 k-grams")?;
-            doc_list.write_all(&i.to_be_bytes())?;
-            doc_list.write_all(&n.to_be_bytes())?;
+            list.write_all(&i.to_be_bytes())?;
+            list.write_all(&n.to_be_bytes())?;
         }
-        if let Some(k) = servers.next_key()? {
-            bail!("the store changed during the run (document {} not found again)", be_u32(&k));
+        if let Some(key) = servers.next_key()? {
+            bail!("the store changed during the run (document {} not found again)", be_u32(&key));
         }
+        list.flush().context("writing the document list")?;
+        Ok(grams)
     }
-    doc_list.flush().context("writing the document list")?;
-    drop(doc_list);
 
-    // docs_k(g) by gram; the patch grams' postings, keyed by document.
-    let mut postings: Counter<PostingKey> = Counter::new(share(mem, 4), &tmp);
-    {
+    /// docs_k(g) from the k-grams sorted by gram; for every patch gram, the postings of its
+    /// documents ((d, g, other) and (d, g, OWN), [`quilts::patch_group`]), to be sorted by
+    /// document.
+    fn patch_postings(&mut self, grams: Counter<GramKey>) -> Result<Counter<PostingKey>> {
+        let (m, foreign) = (self.params.m, self.cfg.foreign);
+        let mut postings: Counter<PostingKey> = self.sorter(4);
         let counts = grams.finish().context("counting k-grams")?;
         let cs = counts.stats();
-        totals.runs_spilled = cs.runs_written;
-        totals.peak_counter_bytes = cs.peak_table_bytes;
+        self.totals.runs_spilled = cs.runs_written;
+        self.totals.peak_counter_bytes = cs.peak_table_bytes;
+        let patch_grams = &mut self.totals.patch_grams;
         // The current gram's documents (at most m + 1 kept: more is not a patch gram).
         let mut cur: Option<u64> = None;
         let mut members: Vec<(u32, Vec<u64>)> = Vec::new();
@@ -463,14 +505,14 @@ pub fn analyze(a: &QuiltsArgs) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
         let mut flush_group = |g: Option<u64>, members: &mut Vec<(u32, Vec<u64>)>| -> Result<()> {
             if let Some(g) = g {
                 emitted.clear();
-                let patch = quilts::patch_group(members, p.m, a.foreign, |d, others| {
+                let patch = quilts::patch_group(members, m, foreign, |d, others| {
                     emitted.extend(others.iter().map(|&o| posting_key(d, g, o)));
                     emitted.push(posting_key(d, g, OWN));
                 });
                 if patch.is_some() {
-                    totals.patch_grams += 1;
-                    for &k in &emitted {
-                        postings.add(k).context("sorting postings")?;
+                    *patch_grams += 1;
+                    for &key in &emitted {
+                        postings.add(key).context("sorting postings")?;
                     }
                 }
             }
@@ -484,7 +526,7 @@ pub fn analyze(a: &QuiltsArgs) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
                 flush_group(cur, &mut members)?;
                 cur = Some(g);
             }
-            let full = members.len() as u64 > p.m; // not a patch gram: stop collecting
+            let full = members.len() as u64 > m; // not a patch gram: stop collecting
             match members.last_mut() {
                 Some((d, ss)) if *d == doc => ss.push(server),
                 _ if full => {}
@@ -492,29 +534,36 @@ pub fn analyze(a: &QuiltsArgs) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
             }
         }
         flush_group(cur, &mut members)?;
+        self.totals.postings_records = postings.stats().occurrences;
+        Ok(postings)
     }
-    let st = postings.stats();
-    totals.postings_records = st.occurrences;
 
-    // By document: patchfrac and the greedy cover from the document's own postings.
-    let mut pending: Vec<Pending> = Vec::new();
-    {
+    /// Stage 3, by document: each document's own postings give its patch grams, patchfrac
+    /// and the greedy cover; returns the quilted documents with their sources in cover order.
+    fn judge_documents(
+        &mut self,
+        postings: Counter<PostingKey>,
+        filter: &BlockFilter,
+        doc_list: &Path,
+    ) -> Result<Vec<Pending>> {
+        let p = self.params;
         let counts = postings.finish().context("sorting postings")?;
         let ps = counts.stats();
-        totals.postings_runs_spilled = ps.runs_written;
-        totals.postings_peak_bytes = ps.peak_table_bytes;
+        self.totals.postings_runs_spilled = ps.runs_written;
+        self.totals.postings_peak_bytes = ps.peak_table_bytes;
         let mut postings = Sorted { inner: counts.peekable(), what: "postings" };
-        let mut docs = BufReader::new(File::open(&doc_list_path).context("reading the document list")?);
+        let mut docs = BufReader::new(File::open(doc_list).context("reading the document list")?);
         let mut next_doc = read_doc(&mut docs)?;
         let mut dp = quilts::DocPatches::new();
-        for (i, r) in store.texts().enumerate() {
+        let mut pending = Vec::new();
+        for (i, r) in self.store.texts().enumerate() {
             let (url, _, blocks) = r?;
             let i = i as u32;
             let Some((d, n_grams)) = next_doc.filter(|&(d, _)| d == i) else { continue };
             next_doc = read_doc(&mut docs)?;
             dp.clear();
-            while let Some(k) = postings.next_if(|k| be_u32(k) == d)? {
-                let (g, o) = (be_u64(&k[4..12]), be_u32(&k[12..]));
+            while let Some(key) = postings.next_if(|key| be_u32(key) == d)? {
+                let (g, o) = (be_u64(&key[4..12]), be_u32(&key[12..]));
                 if dp.grams().last() != Some(&g) {
                     dp.push_gram(g);
                 }
@@ -522,52 +571,59 @@ pub fn analyze(a: &QuiltsArgs) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
                     dp.push_other(o);
                 }
             }
-            totals.largest_document_bytes = totals.largest_document_bytes.max(dp.bytes() as u64);
+            self.totals.largest_document_bytes = self.totals.largest_document_bytes.max(dp.bytes() as u64);
             let v = quilts::judge_patches(d, n_grams as usize, &dp, &p);
             if v.grams == 0 || v.patchfrac < p.theta {
                 continue;
             }
-            totals.patchy_documents += 1;
+            self.totals.patchy_documents += 1;
             if !v.quilted {
                 continue;
             }
-            // Sample patches: word spans of d re-read from its blocks (no per-word strings).
             let (kept, _) = filter.keep(&url, &blocks);
-            let all_words = || kept.iter().flat_map(|b| words(b));
-            let wh: Vec<u64> = all_words().map(|x| hash64(x.as_bytes())).collect();
-            let order = quilts::grams_in_order(&wh, p.k);
-            let sources = v
-                .sources
-                .iter()
-                .enumerate()
-                .map(|(i, s)| {
-                    let sample = (i < a.samples).then(|| {
-                        let mut covered = s.grams.clone();
-                        covered.sort_unstable();
-                        let spans = quilts::patch_spans(&order, p.k, &|g| covered.binary_search(&g).is_ok());
-                        spans
-                            .iter()
-                            .max_by_key(|(a, b)| b - a)
-                            .map(|&(s, e)| {
-                                let span: Vec<_> = all_words().skip(s).take(e.min(wh.len()) - s).collect();
-                                shorten(&span.join(" "), 200)
-                            })
-                            .unwrap_or_default()
-                    });
-                    (s.doc, s.grams.len(), sample)
-                })
-                .collect();
+            let sources = sources_with_samples(&kept, &v, p.k, self.cfg.samples);
             pending.push(Pending { doc: d, url, replicas: Vec::new(), verdict: v, sources });
         }
         if next_doc.is_some() || postings.next_key()?.is_some() {
             bail!("the store changed during the run (documents not found again)");
         }
+        Ok(pending)
     }
-    drop(dir);
+}
 
-    let out = resolve_urls(&store, pending, replicas)?;
-    totals.quilted_documents = out.len() as u64;
-    Ok((out, totals))
+/// A quilted document's sources in cover order as (document, patch grams, sample); the first
+/// `samples` sources get a sample patch: the longest run of the grams they cover, as words
+/// re-read from the document's kept blocks (no per-word strings held).
+fn sources_with_samples(
+    kept: &[&str],
+    verdict: &quilts::QuiltVerdict,
+    k: usize,
+    samples: usize,
+) -> Vec<(u32, usize, Option<String>)> {
+    let all_words = || kept.iter().flat_map(|b| words(b));
+    let wh: Vec<u64> = all_words().map(|x| hash64(x.as_bytes())).collect();
+    let order = quilts::grams_in_order(&wh, k);
+    verdict
+        .sources
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let sample = (i < samples).then(|| {
+                let mut covered = s.grams.clone();
+                covered.sort_unstable();
+                let spans = quilts::patch_spans(&order, k, &|g| covered.binary_search(&g).is_ok());
+                spans
+                    .iter()
+                    .max_by_key(|(start, end)| end - start)
+                    .map(|&(start, end)| {
+                        let span: Vec<_> = all_words().skip(start).take(end.min(wh.len()) - start).collect();
+                        shorten(&span.join(" "), 200)
+                    })
+                    .unwrap_or_default()
+            });
+            (s.doc, s.grams.len(), sample)
+        })
+        .collect()
 }
 
 /// A quilted document before its sources' and replicas' URLs are known.
@@ -683,11 +739,11 @@ pub fn write_report(rows: &[QuiltOut], format: QuiltFormat, w: &mut impl Write) 
 }
 
 /// `ditto quilts`.
-pub fn run(a: QuiltsArgs) -> Result<()> {
-    let (rows, totals) = analyze(&a)?;
+pub fn run(cfg: QuiltsConfig) -> Result<()> {
+    let (rows, totals) = analyze(&cfg)?;
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
-    write_report(&rows, a.format, &mut w)?;
+    write_report(&rows, cfg.format, &mut w)?;
     w.flush()?;
     eprintln!(
         "{} pages, {} documents after collapsing exact replicas; {} template/stop blocks left out; \
@@ -707,9 +763,9 @@ pub fn run(a: QuiltsArgs) -> Result<()> {
         totals.largest_document_bytes,
         totals.other_runs_spilled,
         totals.patchy_documents,
-        a.theta,
+        cfg.theta,
         totals.quilted_documents,
-        if a.foreign { " (foreign-sourced)" } else { "" }
+        if cfg.foreign { " (foreign-sourced)" } else { "" }
     );
     Ok(())
 }

@@ -27,39 +27,28 @@ use detector::overlap::find_replicas;
 use serde::Serialize;
 use store::Store;
 
-use crate::analysis::replicas::{self, KChoice};
+use crate::analysis::replicas;
 
-/// `ditto recrawl` options.
-#[derive(Debug, clap::Args)]
-pub struct RecrawlArgs {
+/// `ditto recrawl` settings.
+#[derive(Debug, Clone)]
+pub struct RecrawlConfig {
     /// Store of the earlier crawl (or scan) whose URLs are refreshed.
-    #[arg(long)]
     pub store: PathBuf,
-    /// Store the recrawl writes (resumable like any crawl store).
-    #[arg(long)]
+    /// Store the recrawl writes.
     pub new_store: PathBuf,
-    /// Chunk label set (.dls) to detect while crawling.
-    #[arg(long)]
+    /// Chunk label set (.dls) the crawl passes detect with.
     pub labelset: PathBuf,
-    /// Write every fetch to WARC files here.
-    #[arg(long)]
+    /// Where the crawl passes write their WARC files.
     pub warc_dir: PathBuf,
-    /// Write the skipped URLs here, one `url<TAB>representative` a line.
-    #[arg(long)]
+    /// Where the skipped URLs are listed, if anywhere.
     pub skipped_out: Option<PathBuf>,
-    /// Jaccard at or above which pages are near replicas (as `ditto replicas`).
-    #[arg(long, default_value_t = 0.8)]
+    /// Jaccard at or above which pages are near replicas.
     pub threshold: f64,
-    /// SimHash candidate distance (as `ditto replicas`); `none` turns it off.
-    #[arg(long, default_value = "3")]
-    pub simhash_k: KChoice,
-    /// Write the recrawl's counts as JSON here.
-    #[arg(long)]
+    /// SimHash candidate distance; `None`: no SimHash candidates.
+    pub simhash_k: Option<u32>,
+    /// Where the recrawl's counts go as JSON, if anywhere.
     pub stats_json: Option<PathBuf>,
-    /// Flags for the crawl passes (`ditto crawl`'s, e.g. `--user-agent`, `--resolve`,
-    /// `--min-delay-ms`), after the options above. Not: --store, --labelset, --warc-dir,
-    /// --seeds, --seed, --max-depth (the recrawl sets them).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CRAWL FLAGS")]
+    /// `ditto crawl` flags passed on to the crawl passes.
     pub crawl_args: Vec<String>,
 }
 
@@ -173,7 +162,7 @@ fn changed(url: &str, old: &Hashes, new: &Hashes) -> bool {
     n.iter().any(|(fh, th)| !o.iter().any(|(ofh, oth)| ofh == fh && oth == th))
 }
 
-fn run_pass(a: &RecrawlArgs, dir: &Path, name: &str, seeds: &[String]) -> Result<()> {
+fn run_pass(cfg: &RecrawlConfig, dir: &Path, name: &str, seeds: &[String]) -> Result<()> {
     if seeds.is_empty() {
         return Ok(());
     }
@@ -184,15 +173,15 @@ fn run_pass(a: &RecrawlArgs, dir: &Path, name: &str, seeds: &[String]) -> Result
     let status = Command::new(exe)
         .arg("crawl")
         .arg("--store")
-        .arg(&a.new_store)
+        .arg(&cfg.new_store)
         .arg("--labelset")
-        .arg(&a.labelset)
+        .arg(&cfg.labelset)
         .arg("--warc-dir")
-        .arg(&a.warc_dir)
+        .arg(&cfg.warc_dir)
         .arg("--seeds")
         .arg(&seeds_path)
         .args(["--max-depth", "0"])
-        .args(&a.crawl_args)
+        .args(&cfg.crawl_args)
         .status()
         .context("starting the crawl pass")?;
     if !status.success() {
@@ -202,22 +191,22 @@ fn run_pass(a: &RecrawlArgs, dir: &Path, name: &str, seeds: &[String]) -> Result
 }
 
 /// `ditto recrawl`.
-pub fn run(a: RecrawlArgs) -> Result<()> {
-    for f in &a.crawl_args {
+pub fn run(cfg: RecrawlConfig) -> Result<()> {
+    for f in &cfg.crawl_args {
         let flag = f.split('=').next().unwrap_or("");
         if RESERVED.contains(&flag) {
             bail!("{flag} is set by the recrawl; leave it out of the crawl flags");
         }
     }
     let (plan, old) = {
-        let old_store = Store::open(&a.store)?;
-        (plan(&old_store, a.threshold, a.simhash_k.0)?, hashes(&old_store)?)
+        let old_store = Store::open(&cfg.store)?;
+        (plan(&old_store, cfg.threshold, cfg.simhash_k)?, hashes(&old_store)?)
     };
-    let dir = a.new_store.with_extension("recrawl");
+    let dir = cfg.new_store.with_extension("recrawl");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    run_pass(&a, &dir, "pass1", &plan.pass1)?;
+    run_pass(&cfg, &dir, "pass1", &plan.pass1)?;
     let new = {
-        let new_store = Store::open(&a.new_store)?;
+        let new_store = Store::open(&cfg.new_store)?;
         hashes(&new_store)?
     };
     let mut pass2 = Vec::new();
@@ -234,7 +223,7 @@ pub fn run(a: RecrawlArgs) -> Result<()> {
             skipped.extend(others.iter().map(|o| (o.clone(), rep.clone())));
         }
     }
-    run_pass(&a, &dir, "pass2", &pass2)?;
+    run_pass(&cfg, &dir, "pass2", &pass2)?;
     let urls = plan.urls.len();
     let summary = RecrawlSummary {
         urls,
@@ -245,7 +234,7 @@ pub fn run(a: RecrawlArgs) -> Result<()> {
         skipped: skipped.len(),
         saved_percent: if urls > 0 { 100.0 * skipped.len() as f64 / urls as f64 } else { 0.0 },
     };
-    if let Some(path) = &a.skipped_out {
+    if let Some(path) = &cfg.skipped_out {
         let mut f = std::io::BufWriter::new(
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
         );
@@ -267,8 +256,8 @@ pub fn run(a: RecrawlArgs) -> Result<()> {
         summary.saved_percent
     );
     // Novel text of the pages that changed, relative to their old captures (issue 9).
-    crate::analysis::novel::report_changes(&a.store, &a.new_store, &dir.join("novel.jsonl"))?;
-    if let Some(path) = &a.stats_json {
+    crate::analysis::novel::report_changes(&cfg.store, &cfg.new_store, &dir.join("novel.jsonl"))?;
+    if let Some(path) = &cfg.stats_json {
         let f = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
         serde_json::to_writer_pretty(f, &summary)?;
     }

@@ -35,68 +35,34 @@ pub enum ReplicaFormat {
     Table,
 }
 
-/// `ditto replicas` options.
-#[derive(Debug, clap::Args)]
-pub struct ReplicasArgs {
+/// `ditto replicas` settings.
+#[derive(Debug, Clone)]
+pub struct ReplicasConfig {
     /// Store written by `ditto scan` or `ditto crawl`.
-    #[arg(long)]
     pub store: PathBuf,
-    #[arg(long, value_enum, default_value = "jsonl")]
     pub format: ReplicaFormat,
-    /// Jaccard of template-free word 4-shingle sets at or above which pages are near replicas.
-    #[arg(long, default_value_t = 0.8)]
+    /// Jaccard at or above which pages are near replicas.
     pub threshold: f64,
-    /// Also propose candidates by SimHash at Hamming distance ≤ K (Manku's permuted tables);
-    /// `--simhash-k none` turns it off. Candidates are confirmed by overlap either way.
-    #[arg(long, default_value = "3")]
-    pub simhash_k: KChoice,
-    /// Keep template shingles (on many pages of one host) in the comparison.
-    #[arg(long)]
+    /// SimHash candidate distance; `None`: no SimHash candidates.
+    pub simhash_k: Option<u32>,
+    /// Keep template shingles in the comparison.
     pub keep_templates: bool,
-    /// A shingle on at least this share of a host's pages (and at least 4 pages) is template.
-    #[arg(long, default_value_t = 0.5)]
+    /// Share of a host's pages that makes a shingle template.
     pub template_fraction: f64,
-    /// Pages with fewer template-free shingles are compared on all their shingles.
-    #[arg(long, default_value_t = 20)]
+    /// Pages with fewer template-free shingles are compared on all of them.
     pub min_content_shingles: usize,
-    /// Write the analysis counters (candidates per source, templates, ...) as JSON here.
-    #[arg(long)]
+    /// Where the analysis counters go as JSON, if anywhere.
     pub stats_json: Option<PathBuf>,
-    /// A near member shows up to this many differing text blocks each way (0: none).
-    #[arg(long, default_value_t = 3)]
+    /// Differing blocks shown per near member, each way (0: none).
     pub diff_samples: usize,
-    /// Each differing block is shortened to this many characters.
-    #[arg(long, default_value_t = 200)]
+    /// Characters each differing block is shortened to.
     pub diff_chars: usize,
-    /// A pair of directory trees is a near mirror when at least this share of each tree's
-    /// pages has a replica at the same relative path in the other.
-    #[arg(long, default_value_t = 0.8)]
+    /// Share of each tree's pages a near mirror matches.
     pub mirror_coverage: f64,
-    /// Mirrors need at least this many matched pages.
-    #[arg(long, default_value_t = 2)]
+    /// Fewest matched pages of a mirror.
     pub mirror_min_files: usize,
     /// Leave the mirror rows out.
-    #[arg(long)]
     pub no_mirrors: bool,
-}
-
-/// A SimHash distance or `none`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KChoice(pub Option<u32>);
-
-impl std::str::FromStr for KChoice {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "none" | "off" => Ok(KChoice(None)),
-            x => x
-                .parse::<u32>()
-                .ok()
-                .filter(|k| *k < 32)
-                .map(|k| KChoice(Some(k)))
-                .ok_or_else(|| format!("--simhash-k must be a number below 32 or `none`, not {x:?}")),
-        }
-    }
 }
 
 /// One page of the analysis.
@@ -438,14 +404,14 @@ pub fn load(store: &Store) -> Result<(Vec<PageInfo>, Vec<DocInput>)> {
     Ok((pages, docs))
 }
 
-/// The analysis settings from the options.
-pub fn config(a: &ReplicasArgs) -> OverlapConfig {
+/// The overlap analysis' settings from the command's.
+pub fn config(c: &ReplicasConfig) -> OverlapConfig {
     OverlapConfig {
-        threshold: a.threshold,
-        drop_templates: !a.keep_templates,
-        template_fraction: a.template_fraction,
-        min_content_shingles: a.min_content_shingles,
-        simhash_k: a.simhash_k.0,
+        threshold: c.threshold,
+        drop_templates: !c.keep_templates,
+        template_fraction: c.template_fraction,
+        min_content_shingles: c.min_content_shingles,
+        simhash_k: c.simhash_k,
         ..OverlapConfig::default()
     }
 }
@@ -458,6 +424,19 @@ pub fn write(
     r: &Replicas,
     diffs: &HashMap<usize, Differs>,
     mirrors: &[Mirror],
+) -> Result<()> {
+    write_clusters(out, format, pages, r, diffs)?;
+    // Mirror rows are numbered on from the page clusters.
+    write_mirrors(out, format, r.clusters.len() + 1, mirrors)
+}
+
+/// One row per page cluster, with its members and confirmed pairs.
+fn write_clusters(
+    out: &mut dyn Write,
+    format: ReplicaFormat,
+    pages: &[PageInfo],
+    r: &Replicas,
+    diffs: &HashMap<usize, Differs>,
 ) -> Result<()> {
     // Pairs by cluster: a pair belongs to the cluster of its first page.
     let mut cluster_of: HashMap<usize, usize> = HashMap::new();
@@ -546,7 +525,11 @@ pub fn write(
             }
         }
     }
-    let first = r.clusters.len() + 1;
+    Ok(())
+}
+
+/// One `"kind": "mirror"` row per replicated collection, numbered from `first`.
+fn write_mirrors(out: &mut dyn Write, format: ReplicaFormat, first: usize, mirrors: &[Mirror]) -> Result<()> {
     for (i, m) in mirrors.iter().enumerate() {
         match format {
             ReplicaFormat::Jsonl => {
@@ -595,26 +578,26 @@ pub fn mirrors_of(pages: &[PageInfo], r: &Replicas, cfg: MirrorConfig) -> Vec<Mi
 }
 
 /// `ditto replicas`.
-pub fn run(a: ReplicasArgs) -> Result<()> {
+pub fn run(cfg: ReplicasConfig) -> Result<()> {
     let started = std::time::Instant::now();
-    let store = Store::open(&a.store)?;
+    let store = Store::open(&cfg.store)?;
     let (pages, docs) = load(&store)?;
     let loaded = started.elapsed().as_secs_f64();
-    let r = find_replicas(&docs, &config(&a));
-    let mirrors = if a.no_mirrors {
+    let r = find_replicas(&docs, &config(&cfg));
+    let mirrors = if cfg.no_mirrors {
         Vec::new()
     } else {
         mirrors_of(
             &pages,
             &r,
-            MirrorConfig { min_coverage: a.mirror_coverage, min_files: a.mirror_min_files },
+            MirrorConfig { min_coverage: cfg.mirror_coverage, min_files: cfg.mirror_min_files },
         )
     };
     let analysed = started.elapsed().as_secs_f64() - loaded;
-    let diffs = cluster_differs(&store, &pages, &r, a.diff_samples, a.diff_chars)?;
+    let diffs = cluster_differs(&store, &pages, &r, cfg.diff_samples, cfg.diff_chars)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    write(&mut out, a.format, &pages, &r, &diffs, &mirrors)?;
+    write(&mut out, cfg.format, &pages, &r, &diffs, &mirrors)?;
     out.flush()?;
     let s = &r.stats;
     let in_clusters: usize = r.clusters.iter().map(|c| c.members.len()).sum();
@@ -638,7 +621,7 @@ pub fn run(a: ReplicasArgs) -> Result<()> {
         loaded,
         analysed
     );
-    if let Some(path) = &a.stats_json {
+    if let Some(path) = &cfg.stats_json {
         let f = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
         serde_json::to_writer_pretty(f, s)?;
     }

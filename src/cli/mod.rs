@@ -60,9 +60,9 @@ enum Command {
     /// command again after ^C or a crash).
     Crawl(Box<flags::crawl::CrawlArgs>),
     /// Clusters of exact and near replicas among a store's pages (SimHash + shingle overlap).
-    Replicas(crate::analysis::replicas::ReplicasArgs),
+    Replicas(flags::replicas::ReplicasArgs),
     /// Refresh a crawl fetching one page per replica cluster (members only when it changed).
-    Recrawl(Box<crate::analysis::recrawl::RecrawlArgs>),
+    Recrawl(Box<flags::recrawl::RecrawlArgs>),
     /// Serve a review web page (loopback) to check suspicious neighborhoods and label them.
     Review(crate::cli::review::ReviewArgs),
     /// Export or import review labels as JSON Lines.
@@ -78,10 +78,10 @@ enum Command {
     #[command(subcommand)]
     Export(crate::analysis::discover::ExportCommand),
     /// Quilted pages (Najork 2012): pages stitched from patches of at least c other pages.
-    Quilts(Box<crate::analysis::quilts::QuiltsArgs>),
+    Quilts(Box<flags::quilts::QuiltsArgs>),
     /// Origin of each page's text segments in arrival order, in fixed memory (Abdel-Hamid
     /// et al. 2009): dominant origin, copied share, novel segments.
-    Origins(Box<crate::analysis::origins::OriginsArgs>),
+    Origins(Box<flags::origins::OriginsArgs>),
 }
 
 #[derive(Subcommand)]
@@ -113,13 +113,13 @@ pub fn main() -> ExitCode {
         Command::Report(a) => commands::report::run(&a),
         Command::Stats(a) => commands::stats::run(&a),
         Command::Crawl(a) => commands::crawl::run(&a),
-        Command::Replicas(a) => crate::analysis::replicas::run(a),
-        Command::Recrawl(a) => crate::analysis::recrawl::run(*a),
+        Command::Replicas(a) => crate::analysis::replicas::run(a.to_config()),
+        Command::Recrawl(a) => crate::analysis::recrawl::run(a.to_config()),
         Command::Review(a) => crate::cli::review::run(a),
         Command::Labels(c) => crate::cli::review::labels_cmd(c),
         Command::Discover(a) => crate::analysis::discover::discover(*a),
-        Command::Quilts(a) => crate::analysis::quilts::run(*a),
-        Command::Origins(a) => crate::analysis::origins::run(*a),
+        Command::Quilts(a) => crate::analysis::quilts::run(a.to_config()),
+        Command::Origins(a) => crate::analysis::origins::run(a.to_config()),
         Command::Stopchunks(c) => crate::analysis::discover::stopchunks(c),
         Command::Export(c) => crate::analysis::discover::export(c),
         Command::Demo { out, serve: None } => crate::cli::demo::run_demo(&out, false).map(|_| ()),
