@@ -6,90 +6,15 @@ use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
-use clap::Args;
+use anyhow::{Context, Result};
 use detector::fingerprint::Sha1Digest;
-use detector::{StopList, TrapRules};
-use labelsets::{Kind, LabelSetBuilder};
+use detector::{Normalization, StopList};
+use labelsets::{Kind, LabelSetBuilder, StopChunks};
 use store::Store;
 
-use super::corpus::{for_each_page, Corpus, InputsConfig, PassStats};
-use crate::analysis::counting::{Counter, CounterStats, Histogram, TempDir};
+use super::corpus::{for_each_page, Corpus, PassStats};
+use crate::analysis::counting::{Counter, CounterStats, CountingConfig, Histogram, SampledCounts, TempDir};
 use crate::labelset::{load_stops, store_normalization};
-
-/// `ditto discover`.
-#[derive(Args, Debug, Clone)]
-pub struct DiscoverArgs {
-    /// Count the pages of this store (a finished scan or crawl). Or give INPUTS instead.
-    #[arg(long, conflicts_with = "inputs")]
-    pub store: Option<PathBuf>,
-    /// Label objects seen MORE than this many times (§3.2: duplicates(o) > threshold; the
-    /// paper used 10^5 for chunks and 10^3 for files on Common Crawl). Not needed with
-    /// --histogram.
-    #[arg(long, required_unless_present = "histogram")]
-    pub min_count: Option<u64>,
-    /// The blind label set to write (.dls).
-    #[arg(short = 'o', long = "output", required_unless_present = "histogram")]
-    pub output: Option<PathBuf>,
-    #[command(flatten)]
-    pub counting: CountingArgs,
-    /// Extra stop-chunk lists (text, one chunk per line, or .dls); stop chunks never enter
-    /// the blind label set (§3.4.2). May repeat.
-    #[arg(long = "stop-chunks")]
-    pub stop_chunks: Vec<PathBuf>,
-    /// Do not use the built-in list of benign idioms.
-    #[arg(long)]
-    pub no_default_stop_chunks: bool,
-    /// Count whole-file hashes (L_f) instead of chunks (L_c).
-    #[arg(long)]
-    pub files: bool,
-    /// Only print the count distribution (log-binned histogram and knee candidates).
-    #[arg(long)]
-    pub histogram: bool,
-    /// Name recorded in the label set.
-    #[arg(long, default_value = "blind")]
-    pub name: String,
-    /// Normalization for INPUTS (a store uses the one it was scanned with).
-    #[arg(long, default_value = "nfkc,lower,collapse-ws,trim")]
-    pub normalization: String,
-    /// URL prefix for directory inputs (as `ditto scan --url-prefix`).
-    #[arg(long)]
-    pub url_prefix: Option<String>,
-    /// Workers cleaning and hashing INPUTS. Default: number of cores.
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// As `ditto scan --max-path-repeats`.
-    #[arg(long, default_value_t = 3)]
-    pub max_path_repeats: usize,
-    /// As `ditto scan --max-depth`.
-    #[arg(long, default_value_t = 96)]
-    pub max_depth: usize,
-    /// As `ditto scan --max-body-bytes`.
-    #[arg(long, default_value_t = 64 << 20)]
-    pub max_body_bytes: u64,
-    /// WARC files, directories of pages or files (instead of --store).
-    pub inputs: Vec<PathBuf>,
-}
-
-/// The exact counter's memory options (`crate::analysis::counting`), shared by the commands that count
-/// chunk occurrences.
-#[derive(Args, Debug, Clone)]
-pub struct CountingArgs {
-    /// Memory for counting (e.g. 512MB, 2GiB; K/M/G are powers of 1024). Past it, sorted
-    /// runs spill to --tmp-dir and are merged; the result is the same, exactly.
-    #[arg(long, default_value = "512MB", value_parser = crate::cli::flags::parse_bytes)]
-    pub memory: u64,
-    /// Where spilled runs go (default: the system temporary directory). Removed afterwards.
-    #[arg(long)]
-    pub tmp_dir: Option<PathBuf>,
-}
-
-impl CountingArgs {
-    /// `--tmp-dir`, or the system temporary directory.
-    pub fn tmp_dir(&self) -> PathBuf {
-        self.tmp_dir.clone().unwrap_or_else(std::env::temp_dir)
-    }
-}
 
 /// Sample URLs by page number, kept in a temporary file (bounded memory).
 struct UrlLog {
@@ -174,29 +99,64 @@ impl From<CounterStats> for CounterStatsOut {
 #[derive(Debug, Clone)]
 pub struct DiscoverConfig {
     pub corpus: Corpus,
+    /// Count whole-file hashes (L_f) instead of chunks (L_c).
     pub files: bool,
-    /// `None`: histogram only.
+    /// Label objects seen more than this many times. `None`: histogram only.
     pub min_count: Option<u64>,
+    /// The label set to write. `None`: histogram only.
     pub output: Option<PathBuf>,
+    /// Name recorded in the label set.
     pub name: String,
-    pub memory: u64,
-    pub tmp_dir: PathBuf,
+    pub counting: CountingConfig,
+    /// Stop-chunk lists besides the built-in one.
     pub stop_paths: Vec<PathBuf>,
+    /// Leave out the built-in list of benign idioms.
     pub no_default_stops: bool,
+}
+
+impl DiscoverConfig {
+    /// Only the count distribution is wanted: without a threshold and a file, nothing is
+    /// labeled.
+    pub fn histogram_only(&self) -> bool {
+        self.min_count.is_none() || self.output.is_none()
+    }
 }
 
 /// Count, threshold, leave out stop chunks, write the blind label set (§3.2 step 3b).
 pub fn run_discovery(cfg: &DiscoverConfig) -> Result<Discovery> {
-    let norm = match &cfg.corpus {
+    let norm = corpus_normalization(&cfg.corpus)?;
+    let stops = load_stops(norm, &cfg.stop_paths, cfg.no_default_stops)?;
+    let mut urls = UrlLog::new(&cfg.counting.tmp_dir).context("creating a temporary file")?;
+    let (pass, counts) = count_objects(cfg, &mut urls)?;
+    let counter = counts.stats().into();
+    let Selection { histogram, above_threshold, stop_excluded, selected } =
+        select_above_threshold(counts, cfg.min_count, &stops)?;
+    let mut out =
+        Discovery { pass, counter, histogram, above_threshold, stop_excluded, entries: 0, sources: 0 };
+    let (Some(t), Some(path)) = (cfg.min_count, &cfg.output) else { return Ok(out) };
+    let wanted: HashSet<u32> = selected.iter().map(|s| s.1).collect();
+    let url_of = urls.resolve(&wanted).context("reading sample URLs")?;
+    let header = write_blind_label_set(cfg, norm, t, &selected, &url_of, path)?;
+    out.entries = header.counts.entries;
+    out.sources = header.counts.sources;
+    Ok(out)
+}
+
+/// The normalization pages are hashed with: the store's own, or the one given for inputs.
+fn corpus_normalization(corpus: &Corpus) -> Result<Normalization> {
+    match corpus {
         Corpus::Store(p) => {
             let store = Store::open(p).with_context(|| format!("opening store {}", p.display()))?;
-            store_normalization(&store)?
+            store_normalization(&store)
         }
-        Corpus::Inputs(c) => c.normalization,
-    };
-    let stops = load_stops(norm, &cfg.stop_paths, cfg.no_default_stops)?;
-    let mut counter: Counter<Sha1Digest> = Counter::new(cfg.memory, &cfg.tmp_dir);
-    let mut urls = UrlLog::new(&cfg.tmp_dir).context("creating a temporary file")?;
+        Corpus::Inputs(c) => Ok(c.normalization),
+    }
+}
+
+/// One pass over the corpus: every object's exact count, sampled with the smallest page
+/// number it was seen at; each page's URL goes to `urls`.
+fn count_objects(cfg: &DiscoverConfig, urls: &mut UrlLog) -> Result<(PassStats, SampledCounts<Sha1Digest>)> {
+    let mut counter: Counter<Sha1Digest> = cfg.counting.counter();
     let files = cfg.files;
     let pass = for_each_page(&cfg.corpus, files, |p| {
         urls.push(p.seq, &p.url)?;
@@ -210,35 +170,50 @@ pub fn run_discovery(cfg: &DiscoverConfig) -> Result<Discovery> {
         Ok(())
     })?;
     let counts = counter.finish_sampled().context("merging counts")?;
-    let cstats = counts.stats();
-    let mut histogram = Histogram::new();
-    let mut selected: Vec<(Sha1Digest, u32)> = Vec::new();
-    let (mut above, mut stop_excluded) = (0u64, 0u64);
+    Ok((pass, counts))
+}
+
+/// The counts' distribution, and the objects above the threshold that are not stop chunks.
+struct Selection {
+    histogram: Histogram,
+    above_threshold: u64,
+    stop_excluded: u64,
+    /// (object, the page number of its sample URL), in hash order.
+    selected: Vec<(Sha1Digest, u32)>,
+}
+
+fn select_above_threshold(
+    counts: SampledCounts<Sha1Digest>,
+    min_count: Option<u64>,
+    stops: &StopChunks,
+) -> Result<Selection> {
+    let mut sel =
+        Selection { histogram: Histogram::new(), above_threshold: 0, stop_excluded: 0, selected: Vec::new() };
     for item in counts {
         let (key, count, sample) = item.context("reading spilled counts")?;
-        histogram.add(count);
+        sel.histogram.add(count);
         // §3.2: duplicates(o) > threshold, o ∉ {stop chunks}.
-        if cfg.min_count.is_some_and(|t| count > t) {
-            above += 1;
+        if min_count.is_some_and(|t| count > t) {
+            sel.above_threshold += 1;
             if stops.is_stop(&key) {
-                stop_excluded += 1;
+                sel.stop_excluded += 1;
             } else {
-                selected.push((key, sample));
+                sel.selected.push((key, sample));
             }
         }
     }
-    let mut out = Discovery {
-        pass,
-        counter: cstats.into(),
-        histogram,
-        above_threshold: above,
-        stop_excluded,
-        entries: 0,
-        sources: 0,
-    };
-    let (Some(t), Some(path)) = (cfg.min_count, &cfg.output) else { return Ok(out) };
-    let wanted: HashSet<u32> = selected.iter().map(|s| s.1).collect();
-    let url_of = urls.resolve(&wanted).context("reading sample URLs")?;
+    Ok(sel)
+}
+
+/// Write the selected objects as a label set whose sources are their sample URLs.
+fn write_blind_label_set(
+    cfg: &DiscoverConfig,
+    norm: Normalization,
+    min_count: u64,
+    selected: &[(Sha1Digest, u32)],
+    url_of: &HashMap<u32, String>,
+    path: &Path,
+) -> Result<labelsets::Header> {
     let kind = if cfg.files { Kind::Files } else { Kind::Chunks };
     let what = if cfg.files { "files" } else { "chunks" };
     let source_desc = match &cfg.corpus {
@@ -246,7 +221,7 @@ pub fn run_discovery(cfg: &DiscoverConfig) -> Result<Discovery> {
         Corpus::Inputs(c) => format!("{} input(s)", c.inputs.len()),
     };
     let desc = format!(
-        "blind discovery (Ardi & Heidemann 2014, §3.2 step 3b): {what} seen more than {t} times in {source_desc}, \
+        "blind discovery (Ardi & Heidemann 2014, §3.2 step 3b): {what} seen more than {min_count} times in {source_desc}, \
          stop chunks left out; sources are sample URLs where each was seen"
     );
     let mut b = LabelSetBuilder::new(&cfg.name, kind, norm, 0, &desc);
@@ -261,55 +236,22 @@ pub fn run_discovery(cfg: &DiscoverConfig) -> Result<Discovery> {
         id_of_url.insert(url, b.add_source(url, url));
     }
     let mut unknown = None;
-    for (key, sample) in &selected {
+    for (key, sample) in selected {
         let src = match url_of.get(sample).and_then(|u| id_of_url.get(u.as_str())) {
             Some(&s) => s,
             None => *unknown.get_or_insert_with(|| b.add_source("(no sample URL)", "")),
         };
         b.add_digest(src, *key)?;
     }
-    let header = b.write(path).with_context(|| format!("writing {}", path.display()))?;
-    out.entries = header.counts.entries;
-    out.sources = header.counts.sources;
-    Ok(out)
+    b.write(path).with_context(|| format!("writing {}", path.display()))
 }
 
-/// `ditto discover`.
-pub fn discover(a: DiscoverArgs) -> Result<()> {
-    let corpus = match (&a.store, a.inputs.is_empty()) {
-        (Some(s), true) => Corpus::Store(s.clone()),
-        (None, false) => Corpus::Inputs(InputsConfig {
-            inputs: a.inputs.clone(),
-            url_prefix: a.url_prefix.clone(),
-            normalization: a.normalization.parse().context("--normalization")?,
-            traps: TrapRules {
-                max_repeats: a.max_path_repeats,
-                max_depth: a.max_depth,
-                ..TrapRules::default()
-            },
-            threads: a
-                .threads
-                .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)),
-            max_body_bytes: a.max_body_bytes,
-        }),
-        (Some(_), false) => bail!("give --store or inputs, not both"),
-        (None, true) => bail!("give --store DB or inputs (WARC files, directories)"),
-    };
-    let cfg = DiscoverConfig {
-        corpus,
-        files: a.files,
-        min_count: if a.histogram { None } else { a.min_count },
-        output: if a.histogram { None } else { a.output.clone() },
-        name: a.name.clone(),
-        memory: a.counting.memory,
-        tmp_dir: a.counting.tmp_dir(),
-        stop_paths: a.stop_chunks.clone(),
-        no_default_stops: a.no_default_stop_chunks,
-    };
-    let d = run_discovery(&cfg)?;
-    let what = if a.files { "files" } else { "chunks" };
+/// `ditto discover`: the histogram on standard output, a summary on standard error.
+pub fn discover(cfg: &DiscoverConfig) -> Result<()> {
+    let d = run_discovery(cfg)?;
+    let what = if cfg.files { "files" } else { "chunks" };
     print!("{}", d.histogram.render());
-    if a.histogram {
+    if cfg.histogram_only() {
         return Ok(());
     }
     eprintln!(
@@ -329,11 +271,11 @@ pub fn discover(a: DiscoverArgs) -> Result<()> {
     eprintln!(
         "{} distinct {what} seen more than {} times; {} of them stop chunks, left out; wrote {} entries with {} sample URLs to {}",
         d.above_threshold,
-        a.min_count.unwrap_or(0),
+        cfg.min_count.unwrap_or(0),
         d.stop_excluded,
         d.entries,
         d.sources,
-        a.output.as_deref().map(|p| p.display().to_string()).unwrap_or_default()
+        cfg.output.as_deref().map(|p| p.display().to_string()).unwrap_or_default()
     );
     Ok(())
 }

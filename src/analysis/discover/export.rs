@@ -7,7 +7,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use clap::{Args, Subcommand};
 use detector::fingerprint::hex;
 use detector::StopList;
 use labelsets::StopChunks;
@@ -17,18 +16,7 @@ use super::corpus::{for_each_page, Corpus};
 use super::write_atomically;
 use crate::labelset::{load_stops, store_normalization};
 
-/// `ditto export …`.
-#[derive(Subcommand, Debug, Clone)]
-pub enum ExportCommand {
-    /// Every chunk occurrence of a store: chunk SHA-1, URL, host, neighborhood (the page's
-    /// deepest URL prefix) and whether it is a stop chunk, for counting elsewhere.
-    Chunks(ExportChunksArgs),
-    /// Every page of a store: file SHA-1 (of the body as received, the paper's L_f objects),
-    /// URL, host, neighborhood and whether the hash is on the stop list, as CSV — for counting
-    /// file duplicates elsewhere (`examples/spark/discover.py --files-from`).
-    Files(ExportChunksArgs),
-}
-
+/// The file format of `ditto export chunks`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum ExportFormat {
@@ -36,25 +24,26 @@ pub enum ExportFormat {
     Parquet,
 }
 
-/// `ditto export chunks`.
-#[derive(Args, Debug, Clone)]
-pub struct ExportChunksArgs {
-    /// The store to export (a finished scan or crawl).
-    #[arg(long)]
+/// What `ditto export` writes: one row per chunk occurrence, or one per page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportRows {
+    Chunks,
+    Files,
+}
+
+/// Settings of `ditto export chunks|files`.
+#[derive(Debug, Clone)]
+pub struct ExportConfig {
+    pub rows: ExportRows,
+    /// The store to export.
     pub store: PathBuf,
-    /// CSV, or Parquet (needs a build with `--features parquet`).
-    #[arg(long, value_enum, default_value = "csv")]
     pub format: ExportFormat,
-    /// The file to write; for Parquet also a directory (existing, or ending in `/`), which
-    /// gets `part-00000.parquet`.
-    #[arg(short = 'o', long = "output")]
+    /// The file to write (for Parquet also a directory).
     pub output: PathBuf,
-    /// Stop-chunk lists for the `stop` column (besides the built-in list).
-    #[arg(long = "stop-chunks")]
-    pub stop_chunks: Vec<PathBuf>,
-    /// Do not count the built-in list of benign idioms as stop chunks.
-    #[arg(long)]
-    pub no_default_stop_chunks: bool,
+    /// Stop-chunk lists for the `stop` column, besides the built-in one.
+    pub stop_paths: Vec<PathBuf>,
+    /// Leave the built-in list out of the `stop` column.
+    pub no_default_stops: bool,
 }
 
 /// A CSV field (RFC 4180 quoting when needed).
@@ -125,45 +114,42 @@ pub fn export_files_csv(store_path: &Path, stops: &StopChunks, w: &mut impl Writ
 }
 
 /// `ditto export`.
-pub fn export(c: ExportCommand) -> Result<()> {
-    let (a, files) = match c {
-        ExportCommand::Chunks(a) => (a, false),
-        ExportCommand::Files(a) => (a, true),
-    };
-    if files && a.format != ExportFormat::Csv {
+pub fn export(cfg: &ExportConfig) -> Result<()> {
+    let files = cfg.rows == ExportRows::Files;
+    if files && cfg.format != ExportFormat::Csv {
         bail!("ditto export files writes CSV only; use --format csv");
     }
-    if a.format == ExportFormat::Parquet && !cfg!(feature = "parquet") {
+    if cfg.format == ExportFormat::Parquet && !cfg!(feature = "parquet") {
         bail!("{}; use --format csv", crate::report::PARQUET_MISSING);
     }
-    let store = Store::open(&a.store).with_context(|| format!("opening store {}", a.store.display()))?;
+    let store = Store::open(&cfg.store).with_context(|| format!("opening store {}", cfg.store.display()))?;
     let norm = store_normalization(&store)?;
     drop(store);
-    let stops = load_stops(norm, &a.stop_chunks, a.no_default_stop_chunks)?;
+    let stops = load_stops(norm, &cfg.stop_paths, cfg.no_default_stops)?;
     let mut rows = 0;
     if files {
-        write_atomically(&a.output, |w| {
-            rows = export_files_csv(&a.store, &stops, w)?;
+        write_atomically(&cfg.output, |w| {
+            rows = export_files_csv(&cfg.store, &stops, w)?;
             Ok(())
         })?;
-        eprintln!("{rows} pages written to {}", a.output.display());
+        eprintln!("{rows} pages written to {}", cfg.output.display());
         return Ok(());
     }
     #[cfg(feature = "parquet")]
-    if a.format == ExportFormat::Parquet {
-        let path = crate::report::parquet::chunks_output_file(&a.output)?;
+    if cfg.format == ExportFormat::Parquet {
+        let path = crate::report::parquet::chunks_output_file(&cfg.output)?;
         crate::report::parquet::write_atomically(&path, |f| {
-            rows = export_chunks_parquet(&a.store, &stops, f)?;
+            rows = export_chunks_parquet(&cfg.store, &stops, f)?;
             Ok(())
         })?;
         eprintln!("{rows} chunk occurrences written to {}", path.display());
         return Ok(());
     }
-    write_atomically(&a.output, |w| {
-        rows = export_chunks_csv(&a.store, &stops, w)?;
+    write_atomically(&cfg.output, |w| {
+        rows = export_chunks_csv(&cfg.store, &stops, w)?;
         Ok(())
     })?;
-    eprintln!("{rows} chunk occurrences written to {}", a.output.display());
+    eprintln!("{rows} chunk occurrences written to {}", cfg.output.display());
     Ok(())
 }
 

@@ -5,33 +5,25 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use clap::Args;
 use detector::fingerprint::{hex, parse_hex, Sha1Digest};
 use detector::Normalization;
 use labelsets::{Kind, LabelSetBuilder};
 
-/// `ditto labelset import`.
-#[derive(Args, Debug, Clone)]
-pub struct ImportArgs {
-    /// The hash list (see [`parse_hash_list`] for the format; `examples/spark/discover.py`
-    /// writes it).
+/// Settings of `ditto labelset import`; what is `None` comes from the list's `# key=value`
+/// lines, else from the defaults.
+#[derive(Debug, Clone)]
+pub struct ImportConfig {
+    /// The hash list to read.
     pub input: PathBuf,
-    /// The label set to write (.dls).
-    #[arg(short = 'o', long = "output")]
+    /// The label set to write.
     pub output: PathBuf,
     /// Name recorded in the label set.
-    #[arg(long, default_value = "blind")]
     pub name: String,
-    /// `chunks` (L_c) or `files` (L_f). Default: the list's `# kind=` line, else chunks.
-    #[arg(long, value_parser = ["chunks", "files"])]
-    pub kind: Option<String>,
-    /// Normalization the hashes were made with (recorded in the label set; a scan uses it).
-    /// Default: the list's `# normalization=` line, else nfkc,lower,collapse-ws,trim.
-    #[arg(long)]
-    pub normalization: Option<String>,
-    /// Check that every count is MORE than this (§3.2: duplicates(o) > threshold). Default:
-    /// the list's `# min_count=` line, if any.
-    #[arg(long)]
+    /// Default: the list's `# kind=`, else chunks.
+    pub kind: Option<Kind>,
+    /// Default: the list's `# normalization=`, else [`Normalization::default`].
+    pub normalization: Option<Normalization>,
+    /// Every count must be more than this. Default: the list's `# min_count=`, if any.
     pub min_count: Option<u64>,
 }
 
@@ -142,20 +134,20 @@ pub fn import_hash_list(
 }
 
 /// `ditto labelset import`.
-pub fn import(a: ImportArgs) -> Result<()> {
+pub fn import(a: &ImportConfig) -> Result<()> {
     let text = std::fs::read(&a.input).with_context(|| format!("reading {}", a.input.display()))?;
     let text = String::from_utf8(text).map_err(|e| anyhow!("{}: not UTF-8 ({e})", a.input.display()))?;
     let list = parse_hash_list(&text).with_context(|| format!("{}", a.input.display()))?;
-    let kind: Kind = match a.kind.as_deref().or(list.settings.get("kind").map(String::as_str)) {
-        Some(k) => k.parse().map_err(|e| anyhow!("kind {k:?}: {e}"))?,
-        None => Kind::Chunks,
+    let kind: Kind = match (a.kind, list.settings.get("kind")) {
+        (Some(k), _) => k,
+        (None, Some(k)) => k.parse().map_err(|e| anyhow!("kind {k:?}: {e}"))?,
+        (None, None) => Kind::Chunks,
     };
-    let norm_text = a
-        .normalization
-        .clone()
-        .or_else(|| list.settings.get("normalization").cloned())
-        .unwrap_or_else(|| Normalization::default().to_string());
-    let norm: Normalization = norm_text.parse().map_err(|e| anyhow!("normalization {norm_text:?}: {e}"))?;
+    let norm: Normalization = match (a.normalization, list.settings.get("normalization")) {
+        (Some(n), _) => n,
+        (None, Some(n)) => n.parse().map_err(|e| anyhow!("normalization {n:?}: {e}"))?,
+        (None, None) => Normalization::default(),
+    };
     let min = match (a.min_count, list.settings.get("min_count")) {
         (Some(t), _) => Some(t),
         (None, Some(t)) => Some(

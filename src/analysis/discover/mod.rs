@@ -41,19 +41,15 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-pub use blind::{
-    discover, run_discovery, CounterStatsOut, CountingArgs, DiscoverArgs, DiscoverConfig, Discovery,
-};
+pub use blind::{discover, run_discovery, CounterStatsOut, DiscoverConfig, Discovery};
 pub use corpus::{for_each_page, Corpus, InputsConfig, PageHashes, PassStats};
 #[cfg(feature = "parquet")]
 pub use export::export_chunks_parquet;
-pub use export::{
-    export, export_chunks_csv, export_files_csv, ExportChunksArgs, ExportCommand, ExportFormat,
-};
-pub use import::{import, import_hash_list, parse_hash_list, HashList, HashListEntry, ImportArgs};
+pub use export::{export, export_chunks_csv, export_files_csv, ExportConfig, ExportFormat, ExportRows};
+pub use import::{import, import_hash_list, parse_hash_list, HashList, HashListEntry, ImportConfig};
 pub use stopchunks::{
-    stop_list_line, stopchunks, suggest, write_reviewed_stops, write_suggestions, StopchunksCommand,
-    StopchunksExportArgs, SuggestArgs, Suggestion,
+    stop_list_line, stopchunks, suggest, write_reviewed_stops, write_suggestions, StopchunksConfig,
+    SuggestConfig, Suggestion,
 };
 
 /// Write through a temporary file beside `path`, renamed into place when complete; the

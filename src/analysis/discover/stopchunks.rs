@@ -6,58 +6,39 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use clap::{Args, Subcommand};
 use detector::fingerprint::{fingerprint_with_file_hash, hex, Sha1Digest};
 use detector::{Normalization, StopList};
 use labelsets::StopChunks;
 use store::Store;
 
-use super::blind::CountingArgs;
 use super::corpus::{for_each_page, Corpus};
 use super::write_atomically;
-use crate::analysis::counting::Counter;
+use crate::analysis::counting::{Counter, CountingConfig};
 use crate::labelset::{load_stops, store_normalization};
 
-/// `ditto stopchunks …`.
-#[derive(Subcommand, Debug, Clone)]
-pub enum StopchunksCommand {
-    /// List a store's most frequent chunks (count, a sample URL, the text) as a stop-chunk
-    /// list for a person to review: delete the lines that are NOT benign, then pass the file
-    /// to `--stop-chunks`.
-    Suggest(SuggestArgs),
-    /// Write the store's reviewed stop chunks (added on the review page from `false-positive`
-    /// evidence) in the stop-list text format, for `--stop-chunks` elsewhere.
-    Export(StopchunksExportArgs),
+/// What `ditto stopchunks` does.
+#[derive(Debug, Clone)]
+pub enum StopchunksConfig {
+    /// List a store's most frequent chunks for review.
+    Suggest(SuggestConfig),
+    /// Write this store's reviewed stop chunks as a stop list, on standard output.
+    ExportReviewed(PathBuf),
 }
 
-/// `ditto stopchunks export`.
-#[derive(Args, Debug, Clone)]
-pub struct StopchunksExportArgs {
-    /// The store whose reviewed stop chunks to write.
-    #[arg(long)]
+/// Settings of `ditto stopchunks suggest`.
+#[derive(Debug, Clone)]
+pub struct SuggestConfig {
+    /// The store to count.
     pub store: PathBuf,
-}
-
-/// `ditto stopchunks suggest`.
-#[derive(Args, Debug, Clone)]
-pub struct SuggestArgs {
-    /// The store to count (a finished scan or crawl).
-    #[arg(long)]
-    pub store: PathBuf,
-    /// How many chunks to list (the paper reviewed the top 500, §6.1).
-    #[arg(long, default_value_t = 500)]
+    /// How many chunks to list.
     pub top: usize,
-    /// Write here instead of standard output.
-    #[arg(short = 'o', long = "output")]
+    /// Where to write the list; `None`: standard output.
     pub output: Option<PathBuf>,
-    #[command(flatten)]
-    pub counting: CountingArgs,
-    /// Stop-chunk lists already reviewed; their chunks are not suggested again.
-    #[arg(long = "stop-chunks")]
-    pub stop_chunks: Vec<PathBuf>,
-    /// Also suggest chunks of the built-in list (left out by default).
-    #[arg(long)]
-    pub no_default_stop_chunks: bool,
+    pub counting: CountingConfig,
+    /// Stop-chunk lists already reviewed (their chunks are not suggested again).
+    pub stop_paths: Vec<PathBuf>,
+    /// Suggest chunks of the built-in list too.
+    pub no_default_stops: bool,
 }
 
 /// One suggested stop chunk.
@@ -76,18 +57,39 @@ pub struct Suggestion {
 pub fn suggest(
     store_path: &Path,
     top: usize,
-    memory: u64,
-    tmp_dir: &Path,
+    counting: &CountingConfig,
     stops: &StopChunks,
 ) -> Result<(Vec<Suggestion>, u64)> {
     let corpus = Corpus::Store(store_path.to_path_buf());
-    let mut counter: Counter<Sha1Digest> = Counter::new(memory, tmp_dir);
+    let mut counter: Counter<Sha1Digest> = counting.counter();
     for_each_page(&corpus, false, |p| {
         for h in p.chunks {
             counter.add(h)?;
         }
         Ok(())
     })?;
+    let (best, known) = most_frequent(counter, top, stops)?;
+    let mut found = first_texts(store_path, &best)?;
+    let out = best
+        .into_iter()
+        .map(|(count, hash)| {
+            let (url, text) = match found.remove(&hash) {
+                Some((u, t)) => (u, Some(t)),
+                None => (String::new(), None),
+            };
+            Suggestion { hash, count, url, text }
+        })
+        .collect();
+    Ok((out, known))
+}
+
+/// The `top` (count, chunk) pairs that are not stop chunks, most frequent first (ties by
+/// hash), and how many stop chunks were passed over.
+fn most_frequent(
+    counter: Counter<Sha1Digest>,
+    top: usize,
+    stops: &StopChunks,
+) -> Result<(Vec<(u64, Sha1Digest)>, u64)> {
     // Min-heap of the best `top` (count, then smaller hash first).
     let mut heap: BinaryHeap<std::cmp::Reverse<(u64, std::cmp::Reverse<Sha1Digest>)>> = BinaryHeap::new();
     let mut known = 0u64;
@@ -107,7 +109,15 @@ pub fn suggest(
     }
     let mut best: Vec<(u64, Sha1Digest)> = heap.into_iter().map(|e| (e.0 .0, e.0 .1 .0)).collect();
     best.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    // Second pass: the first page (URL order) holding each chunk, and its text there.
+    Ok((best, known))
+}
+
+/// A second pass over the store: the first page (URL order) holding each of the `best`
+/// chunks, and the chunk's text there.
+fn first_texts(
+    store_path: &Path,
+    best: &[(u64, Sha1Digest)],
+) -> Result<HashMap<Sha1Digest, (String, String)>> {
     let mut found: HashMap<Sha1Digest, (String, String)> = HashMap::with_capacity(best.len());
     let wanted: HashSet<Sha1Digest> = best.iter().map(|b| b.1).collect();
     let store = Store::open(store_path)?;
@@ -125,17 +135,7 @@ pub fn suggest(
             }
         }
     }
-    let out = best
-        .into_iter()
-        .map(|(count, hash)| {
-            let (url, text) = match found.remove(&hash) {
-                Some((u, t)) => (u, Some(t)),
-                None => (String::new(), None),
-            };
-            Suggestion { hash, count, url, text }
-        })
-        .collect();
-    Ok((out, known))
+    Ok(found)
 }
 
 /// A line of the stop-list text format that loads back as exactly `hash` under `norm`, or
@@ -215,31 +215,37 @@ pub fn write_reviewed_stops(w: &mut impl Write, store: &Store) -> Result<u64> {
 }
 
 /// `ditto stopchunks`.
-pub fn stopchunks(c: StopchunksCommand) -> Result<()> {
-    let a = match c {
-        StopchunksCommand::Suggest(a) => a,
-        StopchunksCommand::Export(a) => {
-            let store =
-                Store::open(&a.store).with_context(|| format!("opening store {}", a.store.display()))?;
-            let stdout = io::stdout();
-            let mut w = io::BufWriter::new(stdout.lock());
-            let n = write_reviewed_stops(&mut w, &store)?;
-            w.flush()?;
-            eprintln!("{n} reviewed stop chunks");
-            return Ok(());
-        }
-    };
-    let store = Store::open(&a.store).with_context(|| format!("opening store {}", a.store.display()))?;
+pub fn stopchunks(cfg: &StopchunksConfig) -> Result<()> {
+    match cfg {
+        StopchunksConfig::Suggest(c) => suggest_to_output(c),
+        StopchunksConfig::ExportReviewed(store) => export_reviewed(store),
+    }
+}
+
+/// `ditto stopchunks export`: the reviewed stop chunks on standard output.
+fn export_reviewed(store_path: &Path) -> Result<()> {
+    let store = Store::open(store_path).with_context(|| format!("opening store {}", store_path.display()))?;
+    let stdout = io::stdout();
+    let mut w = io::BufWriter::new(stdout.lock());
+    let n = write_reviewed_stops(&mut w, &store)?;
+    w.flush()?;
+    eprintln!("{n} reviewed stop chunks");
+    Ok(())
+}
+
+/// `ditto stopchunks suggest`: the suggestions to `--output` or standard output.
+fn suggest_to_output(c: &SuggestConfig) -> Result<()> {
+    let store = Store::open(&c.store).with_context(|| format!("opening store {}", c.store.display()))?;
     let norm = store_normalization(&store)?;
     drop(store);
-    let stops = load_stops(norm, &a.stop_chunks, a.no_default_stop_chunks)?;
-    let (list, known) = suggest(&a.store, a.top, a.counting.memory, &a.counting.tmp_dir(), &stops)?;
-    match &a.output {
-        Some(path) => write_atomically(path, |w| Ok(write_suggestions(w, &a.store, norm, &list, known)?))?,
+    let stops = load_stops(norm, &c.stop_paths, c.no_default_stops)?;
+    let (list, known) = suggest(&c.store, c.top, &c.counting, &stops)?;
+    match &c.output {
+        Some(path) => write_atomically(path, |w| Ok(write_suggestions(w, &c.store, norm, &list, known)?))?,
         None => {
             let stdout = io::stdout();
             let mut w = io::BufWriter::new(stdout.lock());
-            write_suggestions(&mut w, &a.store, norm, &list, known)?;
+            write_suggestions(&mut w, &c.store, norm, &list, known)?;
             w.flush()?;
         }
     }
