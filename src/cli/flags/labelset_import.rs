@@ -10,8 +10,10 @@ use crate::analysis::discover::ImportConfig;
 /// `ditto labelset import`.
 #[derive(Args, Debug, Clone)]
 pub struct ImportArgs {
+    // Worded as `--help` has always shown it; rustdoc cannot resolve the link from here.
     /// The hash list (see [`parse_hash_list`] for the format; `examples/spark/discover.py`
     /// writes it).
+    #[allow(rustdoc::broken_intra_doc_links)]
     pub input: PathBuf,
     /// The label set to write (.dls).
     #[arg(short = 'o', long = "output")]
