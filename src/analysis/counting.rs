@@ -321,6 +321,23 @@ pub struct CounterStats {
     pub peak_table_bytes: u64,
 }
 
+/// The counter's memory options, as the commands that count chunk occurrences take them
+/// (`ditto discover`, `ditto stopchunks suggest`: `--memory`, `--tmp-dir`).
+#[derive(Debug, Clone)]
+pub struct CountingConfig {
+    /// Memory budget of the [`Counter`], in bytes; past it, sorted runs spill to `tmp_dir`.
+    pub memory: u64,
+    /// Where spilled runs go (a fresh directory under it, removed afterwards).
+    pub tmp_dir: PathBuf,
+}
+
+impl CountingConfig {
+    /// An empty counter with these options.
+    pub fn counter<K: Key>(&self) -> Counter<K> {
+        Counter::new(self.memory, &self.tmp_dir)
+    }
+}
+
 /// Exact counter of fixed-size keys within a memory budget (see the module docs).
 ///
 /// Occurrences are appended, unhashed, to one buffer per first key byte. When the buffer

@@ -70,13 +70,13 @@ enum Command {
     Labels(crate::cli::review::LabelsCommand),
     /// Blind discovery (§3.2 step 3b): label the chunks (or, with --files, files) a corpus
     /// repeats more than --min-count times, stop chunks left out; writes a .dls label set.
-    Discover(Box<crate::analysis::discover::DiscoverArgs>),
+    Discover(Box<flags::discover::DiscoverArgs>),
     /// Stop chunks (§3.4.2): suggest the most frequent chunks for review.
     #[command(subcommand)]
-    Stopchunks(crate::analysis::discover::StopchunksCommand),
+    Stopchunks(flags::stopchunks::StopchunksCommand),
     /// Export a store's chunk occurrences (CSV) for counting elsewhere.
     #[command(subcommand)]
-    Export(crate::analysis::discover::ExportCommand),
+    Export(flags::export::ExportCommand),
     /// Quilted pages (Najork 2012): pages stitched from patches of at least c other pages.
     Quilts(Box<flags::quilts::QuiltsArgs>),
     /// Origin of each page's text segments in arrival order, in fixed memory (Abdel-Hamid
@@ -92,7 +92,7 @@ enum LabelsetCommand {
     /// Turn a hash list (HASH<TAB>COUNT<TAB>SAMPLE_URL lines, as `examples/spark/discover.py`
     /// writes) into a blind label set whose sources are the sample URLs, the same file
     /// `ditto discover` writes for the same data and threshold.
-    Import(crate::analysis::discover::ImportArgs),
+    Import(flags::labelset_import::ImportArgs),
     /// Print a label set's header and counts.
     Info {
         /// The label-set file (.dls).
@@ -108,7 +108,9 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Labelset(LabelsetCommand::Build(a)) => commands::labelset::build(&a),
         Command::Labelset(LabelsetCommand::Info { file, json }) => labels::info(&file, json),
-        Command::Labelset(LabelsetCommand::Import(a)) => crate::analysis::discover::import(a),
+        Command::Labelset(LabelsetCommand::Import(a)) => {
+            a.to_config().and_then(|c| crate::analysis::discover::import(&c))
+        }
         Command::Scan(a) => commands::scan::run(&a),
         Command::Report(a) => commands::report::run(&a),
         Command::Stats(a) => commands::stats::run(&a),
@@ -117,11 +119,11 @@ pub fn main() -> ExitCode {
         Command::Recrawl(a) => crate::analysis::recrawl::run(a.to_config()),
         Command::Review(a) => crate::cli::review::run(a),
         Command::Labels(c) => crate::cli::review::labels_cmd(c),
-        Command::Discover(a) => crate::analysis::discover::discover(*a),
+        Command::Discover(a) => a.to_config().and_then(|c| crate::analysis::discover::discover(&c)),
         Command::Quilts(a) => crate::analysis::quilts::run(a.to_config()),
         Command::Origins(a) => crate::analysis::origins::run(a.to_config()),
-        Command::Stopchunks(c) => crate::analysis::discover::stopchunks(c),
-        Command::Export(c) => crate::analysis::discover::export(c),
+        Command::Stopchunks(c) => crate::analysis::discover::stopchunks(&c.to_config()),
+        Command::Export(c) => crate::analysis::discover::export(&c.to_config()),
         Command::Demo { out, serve: None } => crate::cli::demo::run_demo(&out, false).map(|_| ()),
         Command::Demo { out, serve: Some(addr) } => crate::cli::demo::serve_demo(&out, addr),
     };

@@ -19,10 +19,11 @@ pub mod stages;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use crossbeam_channel::{bounded, Sender};
+use crossbeam_channel::{bounded, Receiver, Sender};
 use detector::{CleanOptions, Normalization, TrapRules};
 use serde::Serialize;
 use store::{PageWrite, Store};
@@ -112,6 +113,18 @@ pub struct PipelineSettings {
     pub durable_batches: bool,
 }
 
+impl PipelineSettings {
+    /// Workers per CPU stage (at least one).
+    fn workers(&self) -> usize {
+        self.threads.max(1)
+    }
+
+    /// Pages each channel between two stages holds.
+    fn channel_capacity(&self) -> usize {
+        16 * self.workers()
+    }
+}
+
 /// Run the stages over what `source` sends, until it returns and everything is stored.
 pub fn run_pipeline<S>(
     cfg: &PipelineSettings,
@@ -125,41 +138,14 @@ where
         + 'static,
 {
     let start = Instant::now();
-    // Live near-duplicate marking: pages stored before (a resumed crawl or scan, or another
-    // scan into the same store) count as earlier pages.
-    if let Some(nd) = &matcher.near_dups {
-        let mut earlier = Vec::new();
-        for rec in store.pages() {
-            let rec = rec?;
-            if let (Some(simhash), Some(_)) = (rec.simhash, &rec.text_hash) {
-                earlier.push((rec.url, simhash));
-            }
-        }
-        nd.load(earlier);
-    }
-    // Live origins (`--origins`): pages stored before count as earlier documents.
+    load_earlier_pages(&store, &matcher)?;
     let live_origins = matcher.origins.clone();
-    if let Some(lo) = &live_origins {
-        lo.load(&store)?;
-    }
-    let threads = cfg.threads.max(1);
-    let cap = 16 * threads;
+    let cap = cfg.channel_capacity();
     let skips = Arc::new(Skips::default());
     let counters = Arc::new(source_stage::SourceCounters::default());
-
     let (src_tx, src_rx) = bounded(cap);
-    let (flt_tx, flt_rx) = bounded(cap);
-    let (cln_tx, cln_rx) = bounded(cap);
-    let (fp_tx, fp_rx) = bounded(cap);
     let (m_tx, m_rx) = bounded::<PageWrite>(cap.max(cfg.batch_size));
-
-    let m_filter = Arc::new(StageMetrics::new("filter"));
-    let m_clean = Arc::new(StageMetrics::new("clean"));
-    let m_fp = Arc::new(StageMetrics::new("fingerprint"));
-    let m_match = Arc::new(StageMetrics::new("match"));
-    let m_store = Arc::new(StageMetrics::new("store"));
-    m_store.workers.store(1, std::sync::atomic::Ordering::Relaxed);
-
+    let metrics = PipelineMetrics::new();
     let progress = progress::Progress::start(cfg.progress, cfg.progress_total_bytes, counters.clone());
 
     // Source: one thread (WARC/directory reader, or the crawler's runtime).
@@ -170,92 +156,22 @@ where
             .spawn(move || source(src_tx, skips, counters))
             .context("spawning the source thread")?
     };
-
-    let mut workers = Vec::new();
-    let filter_settings = FilterSettings { traps: cfg.traps, store: Some(store.clone()) };
-    let s = skips.clone();
-    workers.extend(pool::spawn_pool(m_filter.clone(), 1, src_rx, flt_tx, move |p| {
-        stages::filter(p, &filter_settings, &s)
-    }));
-    let clean_opts = CleanOptions { extract_links: cfg.extract_links };
-    workers.extend(pool::spawn_pool(m_clean.clone(), threads, flt_rx, cln_tx, move |p| {
-        Some(stages::clean(p, &clean_opts))
-    }));
-    let norm = cfg.normalization;
-    let need = stages::DigestNeed::of(&matcher);
-    workers.extend(pool::spawn_pool(m_fp.clone(), threads, cln_rx, fp_tx, move |p| {
-        Some(stages::fingerprint(p, &norm, &need))
-    }));
-    let matcher = Arc::new(matcher);
-    workers.extend(pool::spawn_pool(m_match.clone(), threads, fp_rx, m_tx, move |p| {
-        Some(stages::match_stage(p, &matcher))
-    }));
+    let workers = spawn_stages(cfg, &store, matcher, &skips, &metrics, src_rx, m_tx);
 
     // Store writer: this thread, in batches.
-    let mut written = 0u64;
-    let mut batch: Vec<PageWrite> = Vec::with_capacity(cfg.batch_size);
-    let mut write_error = None;
-    let durable_batches = cfg.durable_batches;
-    let flush = |batch: &mut Vec<PageWrite>, written: &mut u64| -> Result<()> {
-        if batch.is_empty() {
-            return Ok(());
-        }
-        let t = Instant::now();
-        let n = batch.len();
-        let out = store.write_batch(batch).context("writing to the store")?;
-        if let Some(lo) = &live_origins {
-            lo.flush(&store)?;
-        }
-        if durable_batches {
-            store.flush().context("flushing the store")?;
-        }
-        *written += out.written;
-        skips.add(SkipReason::AlreadyStored, out.already_stored);
-        counters.pages_done.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
-        for _ in 0..n {
-            m_store.record(t.elapsed() / n as u32, true);
-        }
-        batch.clear();
-        Ok(())
+    let mut writer = StoreWriter {
+        store: &store,
+        live_origins: live_origins.as_deref(),
+        durable_batches: cfg.durable_batches,
+        skips: &skips,
+        counters: &counters,
+        metrics: &metrics.store,
+        batch: Vec::with_capacity(cfg.batch_size),
+        batch_size: cfg.batch_size,
+        written: 0,
     };
-    let mut last_flush = Instant::now();
-    // Batches close when full or 200 ms old, so a slow source (a crawl) still sees its
-    // pages, and their links, stored promptly.
-    const MAX_BATCH_AGE: Duration = Duration::from_millis(200);
-    loop {
-        let wait = MAX_BATCH_AGE.saturating_sub(last_flush.elapsed()).max(Duration::from_millis(1));
-        let closed = match m_rx.recv_timeout(wait) {
-            Ok(page) => {
-                if let Some(lo) = &live_origins {
-                    lo.observe(&page);
-                }
-                batch.push(page);
-                false
-            }
-            Err(crossbeam_channel::RecvTimeoutError::Timeout) => false,
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => true,
-        };
-        if closed {
-            break;
-        }
-        if batch.len() >= cfg.batch_size || last_flush.elapsed() >= MAX_BATCH_AGE {
-            if let Err(e) = flush(&mut batch, &mut written) {
-                write_error = Some(e);
-                break;
-            }
-            last_flush = Instant::now();
-        }
-    }
-    if write_error.is_none() {
-        if let Err(e) = flush(&mut batch, &mut written) {
-            write_error = Some(e);
-        }
-    }
-    if let (None, Some(lo)) = (&write_error, &live_origins) {
-        if let Err(e) = lo.finish() {
-            write_error = Some(e);
-        }
-    }
+    let write_result = writer.run(&m_rx);
+    let written = writer.written;
     // On a write error, dropping the receiver makes the pools stop.
     drop(m_rx);
     for w in workers {
@@ -263,9 +179,7 @@ where
     }
     let source_result = source.join().map_err(|_| anyhow::anyhow!("the source thread panicked"))?;
     progress.finish();
-    if let Some(e) = write_error {
-        return Err(e);
-    }
+    write_result?;
     source_result?;
     store.flush().context("flushing the store")?;
 
@@ -280,6 +194,164 @@ where
         skipped: skips.counts(),
         errors: skips.errors_total(),
         error_samples: skips.errors(),
-        stages: [&m_filter, &m_clean, &m_fp, &m_match, &m_store].iter().map(|m| m.snapshot()).collect(),
+        stages: metrics.snapshots(),
     })
+}
+
+/// Pages stored before (a resumed crawl or scan, or another scan into the same store) count
+/// as earlier pages for live near-duplicate marking and live origins (`--origins`).
+fn load_earlier_pages(store: &Arc<Store>, matcher: &Matcher) -> Result<()> {
+    if let Some(nd) = &matcher.near_dups {
+        let mut earlier = Vec::new();
+        for rec in store.pages() {
+            let rec = rec?;
+            if let (Some(simhash), Some(_)) = (rec.simhash, &rec.text_hash) {
+                earlier.push((rec.url, simhash));
+            }
+        }
+        nd.load(earlier);
+    }
+    if let Some(lo) = &matcher.origins {
+        lo.load(store)?;
+    }
+    Ok(())
+}
+
+/// Each stage's metrics, in pipeline order.
+struct PipelineMetrics {
+    filter: Arc<StageMetrics>,
+    clean: Arc<StageMetrics>,
+    fingerprint: Arc<StageMetrics>,
+    matching: Arc<StageMetrics>,
+    store: Arc<StageMetrics>,
+}
+
+impl PipelineMetrics {
+    fn new() -> PipelineMetrics {
+        let store = Arc::new(StageMetrics::new("store"));
+        store.workers.store(1, std::sync::atomic::Ordering::Relaxed);
+        PipelineMetrics {
+            filter: Arc::new(StageMetrics::new("filter")),
+            clean: Arc::new(StageMetrics::new("clean")),
+            fingerprint: Arc::new(StageMetrics::new("fingerprint")),
+            matching: Arc::new(StageMetrics::new("match")),
+            store,
+        }
+    }
+
+    fn snapshots(&self) -> Vec<StageSnapshot> {
+        [&self.filter, &self.clean, &self.fingerprint, &self.matching, &self.store]
+            .iter()
+            .map(|m| m.snapshot())
+            .collect()
+    }
+}
+
+/// The CPU stages between the source and the store writer: trap filter (one worker, it
+/// looks up the store), then clean, fingerprint and match pools of `cfg.threads` workers.
+fn spawn_stages(
+    cfg: &PipelineSettings,
+    store: &Arc<Store>,
+    matcher: Matcher,
+    skips: &Arc<Skips>,
+    metrics: &PipelineMetrics,
+    input: Receiver<stages::Input>,
+    output: Sender<PageWrite>,
+) -> Vec<JoinHandle<()>> {
+    let (threads, cap) = (cfg.workers(), cfg.channel_capacity());
+    let (flt_tx, flt_rx) = bounded(cap);
+    let (cln_tx, cln_rx) = bounded(cap);
+    let (fp_tx, fp_rx) = bounded(cap);
+    let mut workers = Vec::new();
+    let filter_settings = FilterSettings { traps: cfg.traps, store: Some(store.clone()) };
+    let s = skips.clone();
+    workers.extend(pool::spawn_pool(metrics.filter.clone(), 1, input, flt_tx, move |p| {
+        stages::filter(p, &filter_settings, &s)
+    }));
+    let clean_opts = CleanOptions { extract_links: cfg.extract_links };
+    workers.extend(pool::spawn_pool(metrics.clean.clone(), threads, flt_rx, cln_tx, move |p| {
+        Some(stages::clean(p, &clean_opts))
+    }));
+    let norm = cfg.normalization;
+    let need = stages::DigestNeed::of(&matcher);
+    workers.extend(pool::spawn_pool(metrics.fingerprint.clone(), threads, cln_rx, fp_tx, move |p| {
+        Some(stages::fingerprint(p, &norm, &need))
+    }));
+    let matcher = Arc::new(matcher);
+    workers.extend(pool::spawn_pool(metrics.matching.clone(), threads, fp_rx, output, move |p| {
+        Some(stages::match_stage(p, &matcher))
+    }));
+    workers
+}
+
+/// Batches closing when full or this old, so a slow source (a crawl) still sees its pages,
+/// and their links, stored promptly.
+const MAX_BATCH_AGE: Duration = Duration::from_millis(200);
+
+/// The store writer: matched pages written in batches, fed to live origins in arrival order.
+struct StoreWriter<'a> {
+    store: &'a Store,
+    live_origins: Option<&'a crate::live::origins::LiveOrigins>,
+    durable_batches: bool,
+    skips: &'a Skips,
+    counters: &'a source_stage::SourceCounters,
+    metrics: &'a StageMetrics,
+    batch: Vec<PageWrite>,
+    batch_size: usize,
+    /// Pages written so far.
+    written: u64,
+}
+
+impl StoreWriter<'_> {
+    /// Write everything `rx` sends until the match stage is done, then the last batch;
+    /// stops at the first write error.
+    fn run(&mut self, rx: &Receiver<PageWrite>) -> Result<()> {
+        let mut last_flush = Instant::now();
+        loop {
+            let wait = MAX_BATCH_AGE.saturating_sub(last_flush.elapsed()).max(Duration::from_millis(1));
+            match rx.recv_timeout(wait) {
+                Ok(page) => {
+                    if let Some(lo) = self.live_origins {
+                        lo.observe(&page);
+                    }
+                    self.batch.push(page);
+                }
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+            }
+            if self.batch.len() >= self.batch_size || last_flush.elapsed() >= MAX_BATCH_AGE {
+                self.flush()?;
+                last_flush = Instant::now();
+            }
+        }
+        self.flush()?;
+        if let Some(lo) = self.live_origins {
+            lo.finish()?;
+        }
+        Ok(())
+    }
+
+    /// Write the batch (and live origins' table), flushing to disk if `durable_batches`.
+    fn flush(&mut self) -> Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let t = Instant::now();
+        let n = self.batch.len();
+        let out = self.store.write_batch(&self.batch).context("writing to the store")?;
+        if let Some(lo) = self.live_origins {
+            lo.flush(self.store)?;
+        }
+        if self.durable_batches {
+            self.store.flush().context("flushing the store")?;
+        }
+        self.written += out.written;
+        self.skips.add(SkipReason::AlreadyStored, out.already_stored);
+        self.counters.pages_done.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        for _ in 0..n {
+            self.metrics.record(t.elapsed() / n as u32, true);
+        }
+        self.batch.clear();
+        Ok(())
+    }
 }

@@ -3,7 +3,9 @@
 
 pub mod crawl;
 pub mod discover;
+pub mod export;
 pub mod labelset;
+pub mod labelset_import;
 pub mod origins;
 pub mod quilts;
 pub mod recrawl;
@@ -11,6 +13,7 @@ pub mod replicas;
 pub mod report;
 pub mod scan;
 pub mod stats;
+pub mod stopchunks;
 
 /// Parse a size: `123`, `64KiB`, `512MB`, `1.5G` (K, M, G, T with or without `B`/`iB` are
 /// powers of 1024).
