@@ -262,15 +262,33 @@ impl LabelSet {
         }
         let filter_len = f.blocks.checked_mul(filter::BLOCK_BYTES as u64);
         let sections_start = (hend as u64).next_multiple_of(ALIGN);
-        if s.filter.offset < sections_start {
-            return Err(corrupt(path, "filter section overlaps the header"));
-        }
         let filter = section(path, "filter", s.filter, filter_len, file_len)?;
         let index = section(path, "index", s.index, Some(((1u64 << s.index_bits) + 1) * 4), file_len)?;
         let entries = section(path, "entries", s.entries, Some(n * ENTRY_BYTES as u64), file_len)?;
         let src_offsets =
             section(path, "source offsets", s.source_offsets, Some((2 * sources + 1) * 8), file_len)?;
         let src_blob = section(path, "source blob", s.source_blob, None, file_len)?;
+        // Sections lie after the header, in the table's order, without overlapping: a
+        // damaged offset must not make one section read another's (or the header's) bytes.
+        let order = [
+            ("filter", &filter),
+            ("index", &index),
+            ("entries", &entries),
+            ("source offsets", &src_offsets),
+            ("source blob", &src_blob),
+        ];
+        let header_end = sections_start as usize;
+        let mut prev: (&str, usize) = ("header", header_end);
+        for (what, r) in order {
+            let over = if r.start < header_end { "header" } else { prev.0 };
+            if r.start < prev.1 {
+                return Err(corrupt(
+                    path,
+                    format!("{what} section at offset {} overlaps the {over}", r.start),
+                ));
+            }
+            prev = (what, r.end);
+        }
         // The last source offset bounds the blob; per-source offsets are checked on access.
         let last = le_u64(b, src_offsets.end - 8).unwrap_or(u64::MAX);
         if last > s.source_blob.len {

@@ -285,3 +285,42 @@ fn a_dls_file_serves_as_a_stop_list() {
     assert_eq!(s.len(), 2);
     assert!(s.is_stop(&chunk_hash("home")));
 }
+
+/// `good` with its JSON header rewritten by `edit`, padded with spaces to the same length (JSON
+/// allows trailing whitespace), so the sections stay where they are.
+fn rewrite_header(good: &[u8], edit: impl FnOnce(&mut labelsets::Header)) -> Vec<u8> {
+    let hlen = u32::from_le_bytes(good[12..16].try_into().unwrap()) as usize;
+    let mut h: labelsets::Header = serde_json::from_slice(&good[16..16 + hlen]).unwrap();
+    edit(&mut h);
+    let mut json = serde_json::to_vec(&h).unwrap();
+    assert!(json.len() <= hlen, "edited header is longer than the original");
+    json.resize(hlen, b' ');
+    let mut out = good.to_vec();
+    out[16..16 + hlen].copy_from_slice(&json);
+    out
+}
+
+#[test]
+fn sections_overlapping_the_header_or_each_other_are_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build_sample(dir.path());
+    let good = std::fs::read(&path).unwrap();
+    let bad = dir.path().join("bad.dls");
+    // Unchanged, the rewrite opens (the helper itself is sound).
+    std::fs::write(&bad, rewrite_header(&good, |_| {})).unwrap();
+    LabelSet::open(&bad).unwrap();
+    // Issue 26: an index offset inside the header loaded. Aligned offsets, right lengths.
+    for at in [0u64, 64] {
+        std::fs::write(&bad, rewrite_header(&good, |h| h.sections.index.offset = at)).unwrap();
+        let e = LabelSet::open(&bad).unwrap_err().to_string();
+        assert!(e.contains("index section") && e.contains("overlaps the header"), "{e}");
+    }
+    // One section inside another.
+    std::fs::write(&bad, rewrite_header(&good, |h| h.sections.entries.offset = h.sections.filter.offset))
+        .unwrap();
+    let e = LabelSet::open(&bad).unwrap_err().to_string();
+    assert!(e.contains("entries section") && e.contains("overlaps the index"), "{e}");
+    std::fs::write(&bad, rewrite_header(&good, |h| h.sections.source_blob.offset = h.sections.index.offset))
+        .unwrap();
+    assert!(LabelSet::open(&bad).is_err());
+}
