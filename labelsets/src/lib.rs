@@ -47,7 +47,10 @@ use std::path::PathBuf;
 
 pub use builder::{DocumentSink, LabelSetBuilder};
 pub use detector::{Normalization, Sha1Digest, SourceId};
-pub use format::{Counts, FilterParams, Header, Kind, LabelSet, Section, Sections, Source};
+pub use format::{
+    Checksum, Checksums, Counts, FilterParams, Header, Kind, LabelSet, Section, SectionCheck, SectionId,
+    Sections, Source,
+};
 pub use readers::ReadStats;
 pub use stopchunks::StopChunks;
 
@@ -64,6 +67,24 @@ pub enum Error {
     BadMagic { path: PathBuf },
     #[error("{path}: unsupported label-set format version {found} (this build reads version {supported})")]
     UnsupportedVersion { path: PathBuf, found: u32, supported: u32 },
+    #[error(
+        "{path}: label set format version 1 has no checksums: rebuild it with this ditto \
+         (`ditto labelset build`, `ditto labelset import` or `ditto discover`)"
+    )]
+    NoChecksums { path: PathBuf },
+    #[error(
+        "{path}: damaged label-set file: {section} checksum mismatch (bytes {offset}..+{len} hash to \
+         {found}, the file records {expected}); rebuild the label set or copy it again"
+    )]
+    Checksum {
+        path: PathBuf,
+        /// `header` or a section name ([`format::SectionId::name`]).
+        section: &'static str,
+        offset: u64,
+        len: u64,
+        expected: format::Checksum,
+        found: format::Checksum,
+    },
     #[error("{path}: truncated label-set file: needs at least {needed} bytes, has {len}")]
     Truncated { path: PathBuf, needed: u64, len: u64 },
     #[error("{path}: corrupt label-set file: {reason}")]
@@ -74,7 +95,7 @@ pub enum Error {
     UnknownSource(SourceId),
     #[error("a label set of kind {kind} cannot take {what}")]
     WrongKind { kind: Kind, what: &'static str },
-    #[error("too large for format version 1: {0}")]
+    #[error("too large for the label-set format: {0}")]
     TooLarge(String),
     #[error("{path}: {reason}")]
     Input { path: PathBuf, reason: String },
