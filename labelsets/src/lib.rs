@@ -34,8 +34,10 @@
 //! - [`wikitext`]: the documented wikitext → paragraphs approximation.
 //! - [`stopchunks`]: stop chunks (§3.4.2), [`StopChunks`].
 //! - [`info`]: `ditto labelset info` rendering.
+//! - [`check`]: `ditto labelset check`, every checksum and the structural checks.
 
 pub mod builder;
+pub mod check;
 pub mod filter;
 pub mod format;
 pub mod info;
