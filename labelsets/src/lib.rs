@@ -6,25 +6,28 @@
 //! Building uses `detector`'s cleaner and normalization, so building and detecting chunk and
 //! normalize identically; the normalization is recorded in the file.
 //!
-//! # File format (version 1), summarized — full description in `FORMAT.md`
+//! # File format (version 2), summarized — full description in `FORMAT.md`
 //!
 //! All integers little-endian; every section starts at a multiple of 64 bytes.
 //!
 //! | offset | size | what |
 //! | --- | --- | --- |
 //! | 0 | 8 | magic `DITTOLS\0` |
-//! | 8 | 4 | u32 format version (1) |
+//! | 8 | 4 | u32 format version (2) |
 //! | 12 | 4 | u32 header length `H` in bytes |
-//! | 16 | H | JSON header ([`Header`]): name, kind, normalization, min_chars, description, created, counts, filter parameters, section offsets and lengths |
+//! | 16 | H | JSON header ([`Header`]): name, kind, normalization, min_chars, description, created, counts, filter parameters, section offsets and lengths, section checksums |
+//! | 16 + H | 8 | u64 XXH3-64 of bytes `0 .. 16 + H` |
 //! | … | … | **filter**: cache-blocked Bloom filter, `blocks × 64` bytes ([`filter`]) |
 //! | … | … | **index**: `(2^b + 1)` u32 entry positions, bucket = top `b` bits of the digest |
 //! | … | … | **entries**: `n × 24` bytes sorted by digest: 20-byte SHA-1 + u32 source id |
 //! | … | … | **source offsets**: `(2·sources + 1)` u64 offsets into the blob (title i = `[o[2i], o[2i+1])`, url i = `[o[2i+1], o[2i+2])`) |
 //! | … | … | **source blob**: UTF-8 titles and URLs |
 //!
-//! [`LabelSet::open`] maps the file with `memmap2`, validates magic, version, header and every
-//! section bound (a corrupt or truncated file is an [`Error`], never a panic), and then serves
-//! lookups straight from the mapping: filter first, then one bucket's binary search.
+//! [`LabelSet::open`] maps the file with `memmap2`, validates magic, version, the header's
+//! checksum, the header, every section bound and the checksums of every section but the
+//! entries (a damaged or truncated file is an [`Error`] naming the damaged part, never a
+//! panic); [`LabelSet::open_verified`], what scans use, checks the entries' too. Lookups are
+//! served straight from the mapping: filter first, then one bucket's binary search.
 //!
 //! # Modules
 //! - [`format`]: the on-disk layout, [`LabelSet`] (open + lookup) and [`Header`].
