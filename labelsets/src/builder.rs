@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use detector::fingerprint::{chunk_hash, sha1};
 use detector::{CleanOptions, Normalization, Sha1Digest, SourceId};
 
-use crate::format::{write_file, Counts, FilterParams, Header, Kind, Sections, WriteInput};
+use crate::format::{write_file, Checksums, Counts, FilterParams, Header, Kind, Sections, WriteInput};
 use crate::{filter, Error, Result};
 
 /// Where readers put documents. [`LabelSetBuilder`] implements it; the root crate can feed
@@ -199,6 +199,7 @@ impl LabelSetBuilder {
                 expected_fp_rate: 0.0,
             },
             sections: Sections::default(),
+            checksums: Checksums::default(),
         };
         write_file(
             path.as_ref(),

@@ -6,25 +6,28 @@
 //! Building uses `detector`'s cleaner and normalization, so building and detecting chunk and
 //! normalize identically; the normalization is recorded in the file.
 //!
-//! # File format (version 1), summarized — full description in `FORMAT.md`
+//! # File format (version 2), summarized — full description in `FORMAT.md`
 //!
 //! All integers little-endian; every section starts at a multiple of 64 bytes.
 //!
 //! | offset | size | what |
 //! | --- | --- | --- |
 //! | 0 | 8 | magic `DITTOLS\0` |
-//! | 8 | 4 | u32 format version (1) |
+//! | 8 | 4 | u32 format version (2) |
 //! | 12 | 4 | u32 header length `H` in bytes |
-//! | 16 | H | JSON header ([`Header`]): name, kind, normalization, min_chars, description, created, counts, filter parameters, section offsets and lengths |
+//! | 16 | H | JSON header ([`Header`]): name, kind, normalization, min_chars, description, created, counts, filter parameters, section offsets and lengths, section checksums |
+//! | 16 + H | 8 | u64 XXH3-64 of bytes `0 .. 16 + H` |
 //! | … | … | **filter**: cache-blocked Bloom filter, `blocks × 64` bytes ([`filter`]) |
 //! | … | … | **index**: `(2^b + 1)` u32 entry positions, bucket = top `b` bits of the digest |
 //! | … | … | **entries**: `n × 24` bytes sorted by digest: 20-byte SHA-1 + u32 source id |
 //! | … | … | **source offsets**: `(2·sources + 1)` u64 offsets into the blob (title i = `[o[2i], o[2i+1])`, url i = `[o[2i+1], o[2i+2])`) |
 //! | … | … | **source blob**: UTF-8 titles and URLs |
 //!
-//! [`LabelSet::open`] maps the file with `memmap2`, validates magic, version, header and every
-//! section bound (a corrupt or truncated file is an [`Error`], never a panic), and then serves
-//! lookups straight from the mapping: filter first, then one bucket's binary search.
+//! [`LabelSet::open`] maps the file with `memmap2`, validates magic, version, the header's
+//! checksum, the header, every section bound and the checksums of every section but the
+//! entries (a damaged or truncated file is an [`Error`] naming the damaged part, never a
+//! panic); [`LabelSet::open_verified`], what scans use, checks the entries' too. Lookups are
+//! served straight from the mapping: filter first, then one bucket's binary search.
 //!
 //! # Modules
 //! - [`format`]: the on-disk layout, [`LabelSet`] (open + lookup) and [`Header`].
@@ -34,8 +37,10 @@
 //! - [`wikitext`]: the documented wikitext → paragraphs approximation.
 //! - [`stopchunks`]: stop chunks (§3.4.2), [`StopChunks`].
 //! - [`info`]: `ditto labelset info` rendering.
+//! - [`check`]: `ditto labelset check`, every checksum and the structural checks.
 
 pub mod builder;
+pub mod check;
 pub mod filter;
 pub mod format;
 pub mod info;
@@ -47,7 +52,10 @@ use std::path::PathBuf;
 
 pub use builder::{DocumentSink, LabelSetBuilder};
 pub use detector::{Normalization, Sha1Digest, SourceId};
-pub use format::{Counts, FilterParams, Header, Kind, LabelSet, Section, Sections, Source};
+pub use format::{
+    Checksum, Checksums, Counts, FilterParams, Header, Kind, LabelSet, Section, SectionCheck, SectionId,
+    Sections, Source,
+};
 pub use readers::ReadStats;
 pub use stopchunks::StopChunks;
 
@@ -64,6 +72,24 @@ pub enum Error {
     BadMagic { path: PathBuf },
     #[error("{path}: unsupported label-set format version {found} (this build reads version {supported})")]
     UnsupportedVersion { path: PathBuf, found: u32, supported: u32 },
+    #[error(
+        "{path}: label set format version 1 has no checksums: rebuild it with this ditto \
+         (`ditto labelset build`, `ditto labelset import` or `ditto discover`)"
+    )]
+    NoChecksums { path: PathBuf },
+    #[error(
+        "{path}: damaged label-set file: {section} checksum mismatch (bytes {offset}..+{len} hash to \
+         {found}, the file records {expected}); rebuild the label set or copy it again"
+    )]
+    Checksum {
+        path: PathBuf,
+        /// `header` or a section name ([`format::SectionId::name`]).
+        section: &'static str,
+        offset: u64,
+        len: u64,
+        expected: format::Checksum,
+        found: format::Checksum,
+    },
     #[error("{path}: truncated label-set file: needs at least {needed} bytes, has {len}")]
     Truncated { path: PathBuf, needed: u64, len: u64 },
     #[error("{path}: corrupt label-set file: {reason}")]
@@ -74,7 +100,7 @@ pub enum Error {
     UnknownSource(SourceId),
     #[error("a label set of kind {kind} cannot take {what}")]
     WrongKind { kind: Kind, what: &'static str },
-    #[error("too large for format version 1: {0}")]
+    #[error("too large for the label-set format: {0}")]
     TooLarge(String),
     #[error("{path}: {reason}")]
     Input { path: PathBuf, reason: String },

@@ -134,7 +134,8 @@ impl StopChunks {
         let bytes = std::fs::read(path).map_err(io_err(path))?;
         if bytes.starts_with(crate::format::MAGIC) {
             drop(bytes);
-            let set = LabelSet::open(path)?;
+            // Every section checked: a damaged stop list would silently change verdicts.
+            let set = LabelSet::open_verified(path)?;
             set.check_normalization(&self.norm)?;
             self.sets.push(set);
         } else {

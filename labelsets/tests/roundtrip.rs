@@ -204,29 +204,36 @@ fn corrupt_truncated_and_wrong_magic_files_are_errors_not_panics() {
     wrong[0] = b'X';
     std::fs::write(&bad, &wrong).unwrap();
     assert!(matches!(LabelSet::open(&bad), Err(Error::BadMagic { .. })));
-    let mut v2 = good.clone();
-    v2[8] = 2;
-    std::fs::write(&bad, &v2).unwrap();
-    assert!(matches!(LabelSet::open(&bad), Err(Error::UnsupportedVersion { found: 2, .. })));
+    let mut v3 = good.clone();
+    v3[8] = 3;
+    std::fs::write(&bad, &v3).unwrap();
+    assert!(matches!(LabelSet::open(&bad), Err(Error::UnsupportedVersion { found: 3, .. })));
+    // Version 1 had no checksums: refused with what to do.
+    let mut v1 = good.clone();
+    v1[8] = 1;
+    std::fs::write(&bad, &v1).unwrap();
+    let e = LabelSet::open(&bad).unwrap_err();
+    assert!(matches!(e, Error::NoChecksums { .. }), "{e}");
+    assert!(e.to_string().contains("version 1 has no checksums: rebuild it"), "{e}");
     let mut hlen = good.clone();
     hlen[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
     std::fs::write(&bad, &hlen).unwrap();
     assert!(matches!(LabelSet::open(&bad), Err(Error::Corrupt { .. })));
 
-    // Flip every header byte: open fails or, if the JSON still parses, nothing panics.
-    let header_end = 16 + u32::from_le_bytes(good[12..16].try_into().unwrap()) as usize;
+    // Flip every header byte (prefix, JSON, its checksum): the checksum refuses them all
+    // but a version change, which is refused as such.
+    let header_end = 16 + u32::from_le_bytes(good[12..16].try_into().unwrap()) as usize + 8;
     for i in 0..header_end {
         for mask in [0xffu8, 0x01, 0x10] {
             let mut b = good.clone();
             b[i] ^= mask;
             std::fs::write(&bad, &b).unwrap();
-            if let Ok(set) = LabelSet::open(&bad) {
-                exercise(&set);
-            }
+            assert!(LabelSet::open(&bad).is_err(), "flip {mask:#x} at {i} opened");
         }
     }
-    // Digit edits in the JSON (plausible but wrong numbers) must be caught or harmless.
-    let json = String::from_utf8_lossy(&good[16..header_end]).into_owned();
+    // Digit edits in the JSON with the header checksum recomputed (plausible but wrong
+    // numbers, as a buggy writer could make): caught by the structural checks or harmless.
+    let json = String::from_utf8_lossy(&good[16..header_end - 8]).into_owned();
     for (i, c) in json.char_indices().filter(|(_, c)| c.is_ascii_digit()) {
         for repl in ['0', '9'] {
             if repl == c {
@@ -234,34 +241,38 @@ fn corrupt_truncated_and_wrong_magic_files_are_errors_not_panics() {
             }
             let mut b = good.clone();
             b[16 + i] = repl as u8;
-            std::fs::write(&bad, &b).unwrap();
+            std::fs::write(&bad, reseal_header(b)).unwrap();
             if let Ok(set) = LabelSet::open(&bad) {
                 exercise(&set);
             }
         }
     }
-    // Flip bytes in the sections: open checks bounds only (the last source offset too), so
-    // it mostly succeeds; lookups never panic, and verify() reports the damage.
+    // Flip bytes in the sections, checksums recomputed (the structure is damaged, the
+    // checksums match): lookups never panic.
     for i in (header_end..good.len()).step_by(5) {
         let mut b = good.clone();
         b[i] ^= 0x5a;
-        std::fs::write(&bad, &b).unwrap();
+        std::fs::write(&bad, reseal(&b)).unwrap();
         if let Ok(set) = LabelSet::open(&bad) {
             exercise(&set);
         }
     }
+    // ... and verify() reports the damage.
     let mut idx = good.clone();
     let h = LabelSet::open(&path).unwrap().header().clone();
     let at = h.sections.index.offset as usize;
     idx[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
     std::fs::write(&bad, &idx).unwrap();
+    let e = LabelSet::open(&bad).unwrap_err();
+    assert!(matches!(e, Error::Checksum { section: "index", .. }), "{e}");
+    std::fs::write(&bad, reseal(&idx)).unwrap();
     let set = LabelSet::open(&bad).unwrap();
     exercise(&set);
     assert!(matches!(set.verify(), Err(Error::Corrupt { .. })));
     let so = h.sections.source_offsets.offset as usize;
     let mut src = good.clone();
     src[so + 8..so + 16].copy_from_slice(&u64::MAX.to_le_bytes());
-    std::fs::write(&bad, &src).unwrap();
+    std::fs::write(&bad, reseal(&src)).unwrap();
     let set = LabelSet::open(&bad).unwrap();
     assert!(set.source(0).is_none());
     assert!(set.verify().is_err());
@@ -284,4 +295,115 @@ fn a_dls_file_serves_as_a_stop_list() {
     let s = StopChunks::load(&txt, Normalization::default()).unwrap();
     assert_eq!(s.len(), 2);
     assert!(s.is_stop(&chunk_hash("home")));
+}
+
+/// `good` with its JSON header rewritten by `edit`, padded with spaces to the same length (JSON
+/// allows trailing whitespace), so the sections stay where they are; the header checksum is
+/// recomputed, so what is tested is the check after it.
+fn rewrite_header(good: &[u8], edit: impl FnOnce(&mut labelsets::Header)) -> Vec<u8> {
+    let hlen = u32::from_le_bytes(good[12..16].try_into().unwrap()) as usize;
+    let mut h: labelsets::Header = serde_json::from_slice(&good[16..16 + hlen]).unwrap();
+    edit(&mut h);
+    let mut json = serde_json::to_vec(&h).unwrap();
+    assert!(json.len() <= hlen, "edited header is longer than the original");
+    json.resize(hlen, b' ');
+    let mut out = good.to_vec();
+    out[16..16 + hlen].copy_from_slice(&json);
+    reseal_header(out)
+}
+
+/// Recompute the header checksum (after bytes 0..16+H).
+fn reseal_header(mut b: Vec<u8>) -> Vec<u8> {
+    let hend = 16 + u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
+    let sum = labelsets::Checksum::of(&b[..hend]);
+    b[hend..hend + 8].copy_from_slice(&sum.0.to_le_bytes());
+    b
+}
+
+/// Recompute every checksum, as if the damage had been written by the writer.
+fn reseal(b: &[u8]) -> Vec<u8> {
+    let of =
+        |s: labelsets::Section| labelsets::Checksum::of(&b[s.offset as usize..(s.offset + s.len) as usize]);
+    rewrite_header(b, |h| {
+        let s = h.sections.clone();
+        let c = &mut h.checksums;
+        (c.filter, c.index, c.entries) = (of(s.filter), of(s.index), of(s.entries));
+        (c.source_offsets, c.source_blob) = (of(s.source_offsets), of(s.source_blob));
+    })
+}
+
+#[test]
+fn sections_overlapping_the_header_or_each_other_are_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build_sample(dir.path());
+    let good = std::fs::read(&path).unwrap();
+    let bad = dir.path().join("bad.dls");
+    // Unchanged, the rewrite opens (the helper itself is sound).
+    std::fs::write(&bad, rewrite_header(&good, |_| {})).unwrap();
+    LabelSet::open(&bad).unwrap();
+    // Issue 26: an index offset inside the header loaded. Aligned offsets, right lengths.
+    for at in [0u64, 64] {
+        std::fs::write(&bad, rewrite_header(&good, |h| h.sections.index.offset = at)).unwrap();
+        let e = LabelSet::open(&bad).unwrap_err().to_string();
+        assert!(e.contains("index section") && e.contains("overlaps the header"), "{e}");
+    }
+    // One section inside another.
+    std::fs::write(&bad, rewrite_header(&good, |h| h.sections.entries.offset = h.sections.filter.offset))
+        .unwrap();
+    let e = LabelSet::open(&bad).unwrap_err().to_string();
+    assert!(e.contains("entries section") && e.contains("overlaps the index"), "{e}");
+    std::fs::write(&bad, rewrite_header(&good, |h| h.sections.source_blob.offset = h.sections.index.offset))
+        .unwrap();
+    assert!(LabelSet::open(&bad).is_err());
+}
+
+#[test]
+fn checksums_name_the_damaged_section_and_open_verified_covers_the_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build_sample(dir.path());
+    let good = std::fs::read(&path).unwrap();
+    let set = LabelSet::open_verified(&path).unwrap();
+    set.verify_checksums().unwrap();
+    let checks = set.checksums();
+    assert_eq!(checks.len(), 6);
+    assert!(checks.iter().all(|c| c.ok()));
+    assert_eq!(checks[0].name(), "header");
+    let h = set.header().clone();
+    assert_eq!(h.checksums.algorithm, "xxh3-64");
+    let bad = dir.path().join("bad.dls");
+    for (sec, s) in [
+        ("filter", h.sections.filter),
+        ("index", h.sections.index),
+        ("entries", h.sections.entries),
+        ("source offsets", h.sections.source_offsets),
+        ("source blob", h.sections.source_blob),
+    ] {
+        let mut b = good.clone();
+        b[(s.offset + s.len / 2) as usize] ^= 0x04;
+        std::fs::write(&bad, &b).unwrap();
+        let e = match LabelSet::open(&bad) {
+            // Only the entries are left to `open_verified`.
+            Ok(set) => {
+                assert_eq!(sec, "entries");
+                assert!(set.verify_checksums().is_err());
+                LabelSet::open_verified(&bad).unwrap_err()
+            }
+            Err(e) => e,
+        };
+        assert!(matches!(&e, Error::Checksum { section, .. } if *section == sec), "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains(&bad.display().to_string()), "{msg}");
+        assert!(msg.contains(&format!("{sec} checksum mismatch")), "{msg}");
+        assert!(msg.contains(&format!("bytes {}..+{}", s.offset, s.len)), "{msg}");
+        if let Error::Checksum { expected, found, .. } = e {
+            assert_ne!(expected, found);
+            assert!(msg.contains(&expected.to_string()) && msg.contains(&found.to_string()), "{msg}");
+        }
+    }
+    // A damaged header: named as such.
+    let mut b = good.clone();
+    b[20] ^= 0x01;
+    std::fs::write(&bad, &b).unwrap();
+    let e = LabelSet::open(&bad).unwrap_err();
+    assert!(matches!(e, Error::Checksum { section: "header", .. }), "{e}");
 }

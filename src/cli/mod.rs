@@ -93,6 +93,9 @@ enum LabelsetCommand {
     /// writes) into a blind label set whose sources are the sample URLs, the same file
     /// `ditto discover` writes for the same data and threshold.
     Import(flags::labelset_import::ImportArgs),
+    /// Verify a label set completely: every checksum and the structure (order, filter,
+    /// index, sources). Exit status 0 when sound, 1 when damaged.
+    Check(flags::labelset::CheckArgs),
     /// Print a label set's header and counts.
     Info {
         /// The label-set file (.dls).
@@ -108,6 +111,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Labelset(LabelsetCommand::Build(a)) => commands::labelset::build(&a),
         Command::Labelset(LabelsetCommand::Info { file, json }) => labels::info(&file, json),
+        Command::Labelset(LabelsetCommand::Check(a)) => commands::labelset::check(&a),
         Command::Labelset(LabelsetCommand::Import(a)) => {
             a.to_config().and_then(|c| crate::analysis::discover::import(&c))
         }

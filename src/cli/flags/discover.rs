@@ -79,9 +79,7 @@ impl DiscoverArgs {
                     max_depth: self.max_depth,
                     ..TrapRules::default()
                 },
-                threads: self
-                    .threads
-                    .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)),
+                threads: crate::pipeline::pool::worker_count(self.threads)?,
                 max_body_bytes: self.max_body_bytes,
             }),
             (Some(_), false) => bail!("give --store or inputs, not both"),

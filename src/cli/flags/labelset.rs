@@ -1,4 +1,4 @@
-//! `ditto labelset build` flags.
+//! `ditto labelset build` and `check` flags.
 
 use std::path::PathBuf;
 
@@ -36,6 +36,13 @@ pub struct BuildArgs {
     /// Directories, WARC files, NDJSON or XML dumps.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
+}
+
+/// `ditto labelset check` flags.
+#[derive(Args)]
+pub struct CheckArgs {
+    /// The label-set file (.dls).
+    pub file: PathBuf,
 }
 
 impl BuildArgs {
