@@ -2,12 +2,13 @@
 //! detectors, the analyses over a finished store, and reports, on top of `detector`,
 //! `labelsets`, `store` and `crawler`. The `ditto` binary is [`cli`] (cargo feature `cli`, on
 //! by default); built without it (as the Python extension is) the engine needs no CLI or web
-//! stack. See ARCHITECTURE.md for the tour.
+//! stack, and without `crawl` no HTTP client. See ARCHITECTURE.md for the tour.
 
 pub mod analysis;
 pub mod api;
 #[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "crawl")]
 pub mod crawl;
 pub mod error;
 pub mod labelset;

@@ -13,6 +13,7 @@ pub enum CrawlError {
     #[error("a User-Agent with a contact URL is required")]
     MissingUserAgent,
     /// The HTTP client could not be built.
+    #[cfg(feature = "net")]
     #[error("building the HTTP client")]
     HttpClient(#[source] reqwest::Error),
     /// The store holding the frontier failed.
@@ -66,5 +67,31 @@ mod tests {
         let e = CrawlError::BadResolve { spec: "x".into(), problem: ResolveProblem::NoEquals };
         assert_eq!(chain(&e), r#"--resolve "x": expected HOST=ADDR:PORT"#);
         assert_eq!(chain(&CrawlError::MissingUserAgent), "a User-Agent with a contact URL is required");
+    }
+}
+
+/// Why a fetch failed, by kind (for counters and backoff decisions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FetchErrorKind {
+    /// The address is private/loopback/… and not allowed (SSRF guard).
+    Refused,
+    Connect,
+    Timeout,
+    /// Malformed response (e.g. huge or broken headers).
+    Protocol,
+    Body,
+    BadUrl,
+}
+
+impl FetchErrorKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            FetchErrorKind::Refused => "refused_address",
+            FetchErrorKind::Connect => "connect",
+            FetchErrorKind::Timeout => "timeout",
+            FetchErrorKind::Protocol => "protocol",
+            FetchErrorKind::Body => "body",
+            FetchErrorKind::BadUrl => "bad_url",
+        }
     }
 }

@@ -144,31 +144,7 @@ impl Default for FetchConfig {
     }
 }
 
-/// Why a fetch failed, by kind (for counters and backoff decisions).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum FetchErrorKind {
-    /// The address is private/loopback/… and not allowed (SSRF guard).
-    Refused,
-    Connect,
-    Timeout,
-    /// Malformed response (e.g. huge or broken headers).
-    Protocol,
-    Body,
-    BadUrl,
-}
-
-impl FetchErrorKind {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            FetchErrorKind::Refused => "refused_address",
-            FetchErrorKind::Connect => "connect",
-            FetchErrorKind::Timeout => "timeout",
-            FetchErrorKind::Protocol => "protocol",
-            FetchErrorKind::Body => "body",
-            FetchErrorKind::BadUrl => "bad_url",
-        }
-    }
-}
+pub use crate::error::FetchErrorKind;
 
 #[derive(Debug, Clone)]
 pub struct FetchError {

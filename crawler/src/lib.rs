@@ -2,6 +2,7 @@
 //! priorities in (DESIGN.md).
 pub mod crawl;
 pub mod error;
+#[cfg(feature = "net")]
 pub mod fetch;
 pub mod partition;
 pub mod politeness;

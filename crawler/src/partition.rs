@@ -54,7 +54,9 @@ use store::{url_fingerprint, FrontierEntry, Store};
 
 use crate::urls::partition_of;
 
+#[cfg(feature = "net")]
 pub mod redis_exchange;
+#[cfg(feature = "net")]
 pub use redis_exchange::RedisExchange;
 
 /// Which partition this process is, of how many: `i/N` on the command line.
@@ -120,6 +122,7 @@ pub enum ExchangeError {
     /// The exchange does not fit this crawl (partition count, partition number).
     #[error("link exchange: {0}")]
     Config(String),
+    #[cfg(feature = "net")]
     /// The Redis coordinator answered with an error, or could not be reached for a reason
     /// that waiting does not cure. The Redis error is kept but not made the `source()`:
     /// its message already repeats its own cause, so a cause chain would print it twice.

@@ -7,7 +7,7 @@ use std::fmt;
 use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
-use crate::fetch::FetchErrorKind;
+use crate::error::FetchErrorKind;
 
 /// One thing that happened in a crawl. Its [`name`](Self::name) is what the report's
 /// `events`, `ditto stats` and `--metrics` show.

@@ -1,0 +1,75 @@
+//! Running a crawl: the network side of `crawl` (feature `net`).
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Instant;
+
+use store::{FrontierEntry, Store};
+use tokio::sync::mpsc;
+
+use super::schedule::Scheduler;
+use super::{CrawlConfig, CrawlCounters, CrawlReport, LinkPolicy, PageSink};
+use crate::error::CrawlError;
+use crate::fetch::{FetchResponse, Fetcher};
+
+/// Records every fetch (the WARC writer implements it).
+pub trait FetchRecorder: Send + Sync {
+    /// Record a fetch; returns where it was written (file, offset of the response record).
+    fn record(&self, url: &str, fetch_time: i64, resp: &FetchResponse) -> Option<(String, u64)>;
+    /// Finish the output (close files); called once at the end of a crawl.
+    fn close(&self) {}
+}
+
+/// Where a crawl's output goes and how it is watched and stopped.
+pub struct CrawlIo {
+    pub sink: Arc<dyn PageSink>,
+    pub recorder: Option<Arc<dyn FetchRecorder>>,
+    pub counters: Arc<CrawlCounters>,
+    /// Set to stop scheduling; fetches in flight finish and are handed on.
+    pub stop: Arc<AtomicBool>,
+}
+
+/// Run a crawl until the frontier is exhausted, `max_pages` is reached, or `stop` is set.
+pub async fn crawl(
+    store: Arc<Store>,
+    fetcher: Fetcher,
+    cfg: CrawlConfig,
+    links: Arc<LinkPolicy>,
+    seeds: Vec<String>,
+    io: CrawlIo,
+) -> Result<CrawlReport, CrawlError> {
+    let start = Instant::now();
+    let requeued = resume_and_seed(&store, &links, &seeds)?;
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel();
+    let mut scheduler = Scheduler::new(store, fetcher, cfg, links, io, done_tx);
+    let stopped_by = scheduler.run(&mut done_rx).await?;
+    scheduler.wind_down(&mut done_rx, stopped_by).await?;
+    let s = &scheduler;
+    Ok(CrawlReport {
+        seconds: start.elapsed().as_secs_f64(),
+        requests: s.counters.requests.load(Relaxed),
+        pages: s.counters.pages_out.load(Relaxed),
+        robots_fetches: s.counters.robots_fetches.load(Relaxed),
+        requeued_from_last_run: requeued,
+        events: s.counters.events(),
+        links_rejected: s.links.rejected(),
+        stopped_by: stopped_by.as_str().to_string(),
+    })
+}
+
+/// Put the tickets a previous run left in flight back in the queue, load the seen set, and
+/// queue the seeds (in a partitioned crawl, those this partition owns, after joining the
+/// exchange). Returns how many tickets were requeued.
+fn resume_and_seed(store: &Store, links: &LinkPolicy, seeds: &[String]) -> Result<u64, CrawlError> {
+    let requeued = store.frontier_requeue_inflight()?;
+    store.frontier_load_seen()?;
+    let mut seed_entries: Vec<FrontierEntry> =
+        seeds.iter().filter_map(|s| links.admit(None, s, 0, u32::MAX)).collect();
+    if let Some(r) = &links.partition {
+        // Every partition may be given the same seeds: each keeps those it owns.
+        seed_entries.retain(|e| r.owns(e));
+        r.start()?;
+    }
+    store.frontier_add(&seed_entries)?;
+    Ok(requeued)
+}
