@@ -139,10 +139,12 @@ fn fresh(m: &Matcher) -> Matcher {
         passage_chars: m.passage_chars,
         links: None,
         keep_text: m.keep_text,
-        near_dups: m
-            .near_dups
-            .as_ref()
-            .map(|_| Arc::new(stages::LiveNearDups::new(stages::NEAR_DUP_K).expect("near-dup index"))),
+        near_dups: m.near_dups.as_ref().map(|_| {
+            Arc::new(
+                ditto::live::neardups::LiveNearDups::new(ditto::live::neardups::NEAR_DUP_K)
+                    .expect("near-dup index"),
+            )
+        }),
         origins: m.origins.clone(),
     }
 }

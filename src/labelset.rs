@@ -234,8 +234,8 @@ pub fn load_for_scan(
             passage_chars: 300,
             links: None,
             keep_text: true,
-            near_dups: Some(Arc::new(crate::pipeline::stages::LiveNearDups::new(
-                crate::pipeline::stages::NEAR_DUP_K,
+            near_dups: Some(Arc::new(crate::live::neardups::LiveNearDups::new(
+                crate::live::neardups::NEAR_DUP_K,
             )?)),
             origins: None,
         },
