@@ -3,6 +3,7 @@
 //! The JSON Lines schema is documented in docs/report-schema.md; field names are stable.
 
 pub mod merged;
+pub mod output;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod rows;

@@ -136,7 +136,7 @@ pub fn report_batch(rows: &[ReportRow]) -> Result<RecordBatch> {
 /// (kind, mean, σ) is recorded in the file's key-value metadata as `ditto.threshold` (JSON).
 pub fn write_report(path: &Path, th: &ThresholdInfo, rows: &[ReportRow]) -> Result<()> {
     let batch = report_batch(rows)?;
-    write_atomically(path, |f| {
+    crate::report::output::write_atomically(path, |f| {
         let mut w = ArrowWriter::try_new(f, report_schema(), Some(props()))?;
         w.append_key_value_metadata(parquet::file::metadata::KeyValue::new(
             "ditto.threshold".to_string(),
@@ -233,23 +233,6 @@ pub fn chunks_output_file(output: &Path) -> Result<PathBuf> {
     } else {
         Ok(output.to_path_buf())
     }
-}
-
-/// Write through a temporary file beside `path`, renamed into place when complete.
-pub fn write_atomically(path: &Path, f: impl FnOnce(File) -> Result<()>) -> Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
-    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| -> Result<()> {
-        f(File::create(&tmp)?)?;
-        File::open(&tmp)?.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        Ok(())
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("writing {}", path.display()));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

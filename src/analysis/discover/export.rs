@@ -13,8 +13,8 @@ use labelsets::StopChunks;
 use store::Store;
 
 use super::corpus::{for_each_page, Corpus};
-use super::write_atomically;
 use crate::labelset::{load_stops, store_normalization};
+use crate::report::output::write_buffered_atomically;
 
 /// The file format of `ditto export chunks`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,7 +128,7 @@ pub fn export(cfg: &ExportConfig) -> Result<()> {
     let stops = load_stops(norm, &cfg.stop_paths, cfg.no_default_stops)?;
     let mut rows = 0;
     if files {
-        write_atomically(&cfg.output, |w| {
+        write_buffered_atomically(&cfg.output, |w| {
             rows = export_files_csv(&cfg.store, &stops, w)?;
             Ok(())
         })?;
@@ -138,14 +138,14 @@ pub fn export(cfg: &ExportConfig) -> Result<()> {
     #[cfg(feature = "parquet")]
     if cfg.format == ExportFormat::Parquet {
         let path = crate::report::parquet::chunks_output_file(&cfg.output)?;
-        crate::report::parquet::write_atomically(&path, |f| {
+        crate::report::output::write_atomically(&path, |f| {
             rows = export_chunks_parquet(&cfg.store, &stops, f)?;
             Ok(())
         })?;
         eprintln!("{rows} chunk occurrences written to {}", path.display());
         return Ok(());
     }
-    write_atomically(&cfg.output, |w| {
+    write_buffered_atomically(&cfg.output, |w| {
         rows = export_chunks_csv(&cfg.store, &stops, w)?;
         Ok(())
     })?;

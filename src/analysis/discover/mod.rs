@@ -35,12 +35,6 @@ mod export;
 mod import;
 mod stopchunks;
 
-use std::fs::File;
-use std::io::BufWriter;
-use std::path::Path;
-
-use anyhow::{Context, Result};
-
 pub use blind::{discover, run_discovery, CounterStatsOut, DiscoverConfig, Discovery};
 pub use corpus::{for_each_page, Corpus, InputsConfig, PageHashes, PassStats};
 #[cfg(feature = "parquet")]
@@ -51,22 +45,3 @@ pub use stopchunks::{
     stop_list_line, stopchunks, suggest, write_reviewed_stops, write_suggestions, StopchunksConfig,
     SuggestConfig, Suggestion,
 };
-
-/// Write through a temporary file beside `path`, renamed into place when complete; the
-/// temporary file is removed on error.
-fn write_atomically(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> Result<()>) -> Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
-    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| -> Result<()> {
-        let mut w = BufWriter::new(File::create(&tmp)?);
-        f(&mut w)?;
-        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        Ok(())
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("writing {}", path.display()));
-    }
-    Ok(())
-}

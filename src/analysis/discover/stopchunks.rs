@@ -12,9 +12,9 @@ use labelsets::StopChunks;
 use store::Store;
 
 use super::corpus::{for_each_page, Corpus};
-use super::write_atomically;
 use crate::analysis::counting::{Counter, CountingConfig};
 use crate::labelset::{load_stops, store_normalization};
+use crate::report::output::write_buffered_atomically;
 
 /// What `ditto stopchunks` does.
 #[derive(Debug, Clone)]
@@ -241,7 +241,9 @@ fn suggest_to_output(c: &SuggestConfig) -> Result<()> {
     let stops = load_stops(norm, &c.stop_paths, c.no_default_stops)?;
     let (list, known) = suggest(&c.store, c.top, &c.counting, &stops)?;
     match &c.output {
-        Some(path) => write_atomically(path, |w| Ok(write_suggestions(w, &c.store, norm, &list, known)?))?,
+        Some(path) => {
+            write_buffered_atomically(path, |w| Ok(write_suggestions(w, &c.store, norm, &list, known)?))?
+        }
         None => {
             let stdout = io::stdout();
             let mut w = io::BufWriter::new(stdout.lock());
