@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use crawler::crawl::CrawlConfig;
+use crawler::crawl::{CrawlConfig, CrawlEvent};
 use crawler::fetch::FetchConfig;
 use crawler::politeness::PolitenessConfig;
 use crawler::urls::Scope;
@@ -213,13 +213,12 @@ fn print_outcome(
         "Traps avoided (links not followed): {}",
         if traps.is_empty() { "none".into() } else { traps.join(", ") }
     );
-    let ev = |k: &str| c.events.get(k).copied().unwrap_or(0);
     println!(
         "Politeness: robots.txt disallowed {} URLs; backoffs honored: {} with Retry-After, {} exponential; 429 answers {}",
-        ev("robots_disallowed"),
-        ev("backoff_retry_after"),
-        ev("backoff_exponential"),
-        ev("http_429")
+        c.event(CrawlEvent::RobotsDisallowed),
+        c.event(CrawlEvent::BackoffRetryAfter),
+        c.event(CrawlEvent::BackoffExponential),
+        c.event(CrawlEvent::HttpStatus(429))
     );
     println!("Harvest rate: {:.2} labeled chunks per page fetched", s.harvest_rate);
     if let Some(gap) = min_gap_ms {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crawler::crawl::CrawlCounters;
+use crawler::crawl::{CrawlCounters, CrawlEvent};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::pipeline::progress::ProgressMode;
@@ -20,9 +20,8 @@ pub struct CrawlProgress {
 /// One status line.
 pub fn status_line(c: &CrawlCounters, secs: f64) -> String {
     let pages = c.pages_out.load(Relaxed);
-    let events = c.events();
-    let errors: u64 = events.iter().filter(|(k, _)| k.starts_with("error_")).map(|(_, v)| v).sum();
-    let backoffs: u64 = events.iter().filter(|(k, _)| k.starts_with("backoff_")).map(|(_, v)| v).sum();
+    let errors = c.sum(|e| matches!(e, CrawlEvent::FetchError(_)));
+    let backoffs = c.sum(|e| matches!(e, CrawlEvent::BackoffRetryAfter | CrawlEvent::BackoffExponential));
     format!(
         "{pages} pages ({:.1}/s), {} requests, {} hosts active, {} hosts queued, {} in flight, {errors} errors, {backoffs} backoffs",
         pages as f64 / secs.max(1e-9),

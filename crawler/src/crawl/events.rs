@@ -105,6 +105,12 @@ impl CrawlCounters {
 
     /// Every event so far by name, in name order: the one view the report, the progress
     /// line and `--metrics` read.
+    /// Occurrences of the events `which` selects (e.g. all fetch errors).
+    pub fn sum(&self, which: impl Fn(&CrawlEvent) -> bool) -> u64 {
+        let events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        events.iter().filter(|(e, _)| which(e)).map(|(_, n)| n).sum()
+    }
+
     pub fn events(&self) -> BTreeMap<String, u64> {
         let events = self.events.lock().unwrap_or_else(|e| e.into_inner());
         let mut by_name = BTreeMap::new();
