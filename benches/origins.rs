@@ -125,7 +125,7 @@ impl Rng {
     }
 }
 
-/// The words of a page's cleaned text, joined with single spaces (as tests/origins_stream.rs).
+/// The words of a page's cleaned text, joined with single spaces (as tests/it/origins_stream.rs).
 fn page_words(body: &[u8]) -> String {
     let doc = detector::clean(body, Some("text/html"), None, &Default::default());
     let words: Vec<String> =
@@ -133,7 +133,7 @@ fn page_words(body: &[u8]) -> String {
     words.join(" ")
 }
 
-/// The stream of tests/origins_stream.rs's uniform stream, without its copying pages: the
+/// The stream of tests/it/origins_stream.rs's uniform stream, without its copying pages: the
 /// shared Wikipedia articles (≥ 300 words), then the HTML pages (≥ 45 words) of the WARC
 /// samples. Returns the texts and the number of articles.
 fn prefix_texts() -> (Vec<String>, usize) {

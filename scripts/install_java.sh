@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Java 17 for the PySpark job's test (tests/spark_discover.rs, examples/spark/): installs
+# Java 17 for the PySpark job's test (tests/it/spark_discover.rs, examples/spark/): installs
 # Debian's openjdk-17-jre-headless when no `java` runs. Idempotent; needs root (apt-get).
 set -euo pipefail
 if command -v java >/dev/null 2>&1 && java -version >/dev/null 2>&1; then

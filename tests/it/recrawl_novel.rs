@@ -3,7 +3,7 @@
 //! with their novel segments relative to what was stored before (`src/novel.rs`), printed and
 //! written to `<new store>.recrawl/novel.jsonl`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

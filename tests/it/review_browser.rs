@@ -4,7 +4,7 @@
 //! it. Hostile page content must not execute: no JavaScript dialog may open on any view.
 //! Loopback only.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

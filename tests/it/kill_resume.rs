@@ -1,7 +1,7 @@
 //! Crash safety: a scan killed with SIGKILL at random moments, then re-run to completion,
 //! ends with exactly the totals and report of one uninterrupted run (issue: pipeline, store).
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! members only where the representative changed. Measures fetches saved and missed changes
 //! (a skipped URL whose body differs between the versions).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;

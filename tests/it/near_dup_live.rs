@@ -2,7 +2,7 @@
 //! whose SimHash is within k = 3 of an earlier page's (`PageRecord::near_duplicate_of`),
 //! scored against truth.tsv, and `ditto report --level page` shows the field.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

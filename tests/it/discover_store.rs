@@ -1,7 +1,7 @@
 //! Blind discovery, stop-chunk suggestions and chunk export over a store scanned from Debian
 //! documentation hosts of the shared reuse corpus (`../shared/data/reuse/site`).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! A small web where some sites copy Wikipedia paragraphs (from the shared sample): exactly
 //! those neighborhoods must be flagged, with the right sources.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::fs;

@@ -3,7 +3,7 @@
 //! remove button per entry; `ditto stopchunks export` writes them as a stop list, and a later
 //! scan into the store leaves them out of matching and says so.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::{BufRead, BufReader};

@@ -8,7 +8,7 @@
 //! calls it) and PySpark, which this test pip-installs into target/spark-venv (kept between
 //! runs). Fails with a message saying what is missing; it never skips.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

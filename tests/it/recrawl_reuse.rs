@@ -7,7 +7,7 @@
 //! `--max-depth 0`); `ditto recrawl` against version 2 must miss no change, and the fetches
 //! it saves are printed beside S&G's 22–33 %.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;

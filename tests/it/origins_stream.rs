@@ -6,7 +6,7 @@
 //! a dominant origin, and precision / recall of their novel (fresh) tokens, at tables of 1 %,
 //! 5 % and 20 % of the exact table's memory. Also `ditto origins` over a small store.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

@@ -3,7 +3,7 @@
 //! arrival order, and store each page's row; `ditto origins --live` prints them. They must
 //! equal the offline `ditto origins` over the same store in the same order.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

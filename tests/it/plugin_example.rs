@@ -2,7 +2,7 @@
 //! `ditto::api`) over a loopback web with known copies gives the same report as `ditto crawl`
 //! over the same web.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -5,7 +5,7 @@
 //! at the pivot (5, 50, 4, 0.5) must find exactly the quilted pages; precision and recall
 //! are printed with and without template removal and for the foreign-sourced variant.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::fs;

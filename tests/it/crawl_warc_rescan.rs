@@ -3,7 +3,7 @@
 //! label set, and compare the two stores' reports — neighborhoods and pages, flagged rows
 //! field by field. The rule: the same bytes and URL go to detection in both paths.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

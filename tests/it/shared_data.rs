@@ -1,7 +1,7 @@
 //! Every input in ../shared/data goes through `ditto scan` without a panic: broken WARC
 //! files are reported and skipped, the rest is scanned and counted.
 
-mod common;
+use crate::common;
 
 use common::*;
 

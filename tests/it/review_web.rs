@@ -2,7 +2,7 @@
 //! links only http(s) URLs, refuses label posts without the right CSRF token, and labels
 //! change what `ditto report` lists. `ditto labels export|import` round-trips labels.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::{BufRead, BufReader};

@@ -3,7 +3,7 @@
 //! holding everything (neighborhood and page level, JSON Lines and table), since the merged
 //! walk adds up the same integer accumulators in the same order (src/partitions.rs).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! MinHashLSH peer (scripts/peer_minhash.py) runs in the same test when Python can set up
 //! its virtual environment; it is printed beside ditto, not asserted on.
 
-mod common;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
