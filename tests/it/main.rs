@@ -8,11 +8,13 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod architecture;
 mod crawl_warc_rescan;
 mod digest_skip;
 mod discover_counting;
 mod discover_store;
 mod kill_resume;
+mod labelset_check;
 mod near_dup_live;
 mod origins_live;
 mod origins_stream;

@@ -3,7 +3,7 @@
 //! non-zero exit; `ditto scan` refuses a label set whose entries are damaged; version 1 is
 //! refused with what to do.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;
