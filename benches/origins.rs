@@ -270,6 +270,28 @@ fn env_usize(name: &str, default: usize) -> usize {
 }
 
 fn paper_scale() {
+    let (texts, n_prefix, text_bytes) = paper_stream();
+    let exact = exact_reference(&texts, n_prefix, text_bytes);
+    let modes = scale_modes();
+    println!(
+        "| mode | table (% of exact) | bytes | slots | % of text | DO | novel P | novel R | TF | copied sel. shingles \
+         right / missed / other | entries' median age (docs) | pages/s |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    let pcts: Vec<f64> = std::env::var("ORIGINS_PCTS")
+        .ok()
+        .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_else(|| vec![0.557, 0.7, 1.0, 5.0, 20.0]);
+    for &pct in &pcts {
+        for mode in modes.iter().cloned() {
+            run_mode(&texts, &exact, text_bytes, pct, mode);
+        }
+    }
+}
+
+/// The paper-scale stream (prefix, then `ORIGINS_BLOGS` blogs), its description printed:
+/// the texts, the prefix's length and the text's bytes.
+fn paper_stream() -> (Vec<String>, usize, usize) {
     let t = Instant::now();
     let (prefix, n_articles) = prefix_texts();
     let n_prefix = prefix.len();
@@ -291,7 +313,22 @@ fn paper_scale() {
         text_bytes as f64 / 1e6,
         t.elapsed().as_secs_f64()
     );
+    (texts, n_prefix, text_bytes)
+}
 
+/// What the fixed-memory modes are scored against.
+struct ExactReference {
+    /// The exact table's size in bytes.
+    bytes: u64,
+    /// Indices of the query documents, ascending.
+    query: Vec<usize>,
+    /// The exact run's result for each query document.
+    origins: Vec<PageOrigins>,
+}
+
+/// Runs the exact detector over the stream, prints its Table 1-like statistics over the blogs
+/// and the query documents', and keeps what scoring needs.
+fn exact_reference(texts: &[String], n_prefix: usize, text_bytes: usize) -> ExactReference {
     let mut exact_det = OriginDetector::exact(K);
     let t = Instant::now();
     let exact: Vec<PageOrigins> =
@@ -304,22 +341,7 @@ fn paper_scale() {
     let shingles: usize = blogs.iter().map(|d| d.shingles).sum();
     let copied: usize = blogs.iter().map(|d| d.copied).sum();
     let with_dom = blogs.iter().filter(|d| d.dominant.is_some()).count();
-    let (mut blocks, mut block_tokens) = (0usize, 0usize);
-    for d in blogs {
-        let o = &d.origins;
-        let mut i = 0;
-        while i < o.len() {
-            let mut j = i;
-            while j + 1 < o.len() && o[j + 1] == o[i] {
-                j += 1;
-            }
-            if o[i] != d.doc {
-                blocks += 1;
-                block_tokens += j - i + K;
-            }
-            i = j + 1;
-        }
-    }
+    let (blocks, block_tokens) = copied_blocks(blogs);
     let q = env_usize("ORIGINS_QUERIES", 10_000);
     let mut query: Vec<usize> =
         (n_prefix..texts.len()).rev().filter(|&i| exact[i].dominant.is_some()).take(q).collect();
@@ -351,14 +373,44 @@ fn paper_scale() {
     let exact_q: Vec<PageOrigins> = query.iter().map(|&i| exact[i].clone()).collect();
     drop(exact);
     drop(exact_det);
+    ExactReference { bytes: exact_bytes, query, origins: exact_q }
+}
 
+/// The number of copied blocks (maximal runs of shingles with one origin other than the
+/// document itself) in `docs`, and their total length in tokens.
+fn copied_blocks(docs: &[PageOrigins]) -> (usize, usize) {
+    let (mut blocks, mut block_tokens) = (0usize, 0usize);
+    for d in docs {
+        let o = &d.origins;
+        let mut i = 0;
+        while i < o.len() {
+            let mut j = i;
+            while j + 1 < o.len() && o[j + 1] == o[i] {
+                j += 1;
+            }
+            if o[i] != d.doc {
+                blocks += 1;
+                block_tokens += j - i + K;
+            }
+            i = j + 1;
+        }
+    }
+    (blocks, block_tokens)
+}
+
+/// A fixed-memory mode: name, selection, eviction, estimation and LuckyAging period.
+type Mode = (String, Selection, Eviction, Estimation, u16);
+
+/// The modes to run: the paper's three and NHs+LuckyAging+BE for each `ORIGINS_AGING`
+/// period, only those named in `ORIGINS_MODES` if it is set.
+fn scale_modes() -> Vec<Mode> {
     // ORIGINS_AGING: the LuckyAging periods to run (ditto's own policy; default AGING_PERIOD);
     // ORIGINS_MODES: the mode names to run (default all).
     let periods: Vec<u16> = std::env::var("ORIGINS_AGING")
         .ok()
         .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_else(|| vec![AGING_PERIOD]);
-    let mut modes: Vec<(String, Selection, Eviction, Estimation, u16)> = vec![
+    let mut modes: Vec<Mode> = vec![
         ("NHs+Lucky+BE".into(), Selection::Nhs, Eviction::Lucky, Estimation::Be, AGING_PERIOD),
         ("All+LRU+NB".into(), Selection::All, Eviction::Lru, Estimation::Nb, AGING_PERIOD),
         ("NHs+LRU+BE".into(), Selection::Nhs, Eviction::Lru, Estimation::Be, AGING_PERIOD),
@@ -372,67 +424,62 @@ fn paper_scale() {
         let only: Vec<&str> = only.split(',').collect();
         modes.retain(|m| only.contains(&m.0.as_str()));
     }
-    println!(
-        "| mode | table (% of exact) | bytes | slots | % of text | DO | novel P | novel R | TF | copied sel. shingles \
-         right / missed / other | entries' median age (docs) | pages/s |"
-    );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-    let pcts: Vec<f64> = std::env::var("ORIGINS_PCTS")
-        .ok()
-        .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
-        .unwrap_or_else(|| vec![0.557, 0.7, 1.0, 5.0, 20.0]);
-    for &pct in &pcts {
-        for (mode, selection, eviction, estimation, period) in modes.iter().cloned() {
-            let cfg = OriginConfig { selection, eviction, estimation, ..Default::default() };
-            let table = BucketTable::with_memory((exact_bytes as f64 * pct / 100.0) as u64, eviction)
-                .with_aging_period(period);
-            let mut det = OriginDetector::with_table(cfg, table);
-            let mut got = Vec::with_capacity(query.len());
-            let mut qi = 0;
-            let t = Instant::now();
-            for (i, x) in texts.iter().enumerate() {
-                let r = det.process(i as u32, x);
-                if qi < query.len() && query[qi] == i {
-                    got.push(r);
-                    qi += 1;
-                }
-            }
-            let secs = t.elapsed().as_secs_f64();
-            let s = score_against_exact(&exact_q, &got);
-            let n = (s.copied_right + s.copied_missed + s.copied_other).max(1) as f64;
-            let last = texts.len() as u32 - 1;
-            let mut ages: Vec<u32> = det.entries().map(|e| last - e.origin).collect();
-            ages.sort_unstable();
-            let median_age = ages.get(ages.len() / 2).copied().unwrap_or(0);
-            println!(
-                "| {mode} | {pct} % | {} | {} | {:.3} % | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} / {:.2} / {:.2} | {median_age} | {:.0} |",
-                det.memory_bytes(),
-                det.memory_bytes() / ENTRY_BYTES as u64,
-                100.0 * det.memory_bytes() as f64 / text_bytes as f64,
-                s.dominant_accuracy,
-                s.novel_precision,
-                s.novel_recall,
-                s.token_freshness,
-                s.copied_right as f64 / n,
-                s.copied_missed as f64 / n,
-                s.copied_other as f64 / n,
-                texts.len() as f64 / secs,
-            );
-            if eviction.scored() {
-                let (halvings, hist) = det.lucky_stats();
-                eprintln!(
-                    "    {mode} {pct} %: ssr {:.3}, {halvings} halvings (rule e), {} aging halvings, {} evictions; scores 0/1/2/3/4/≥5: {} {} {} {} {} {}",
-                    det.selected_total as f64 / det.shingles_total as f64,
-                    det.aging_halvings(),
-                    det.evictions(),
-                    hist[0],
-                    hist[1],
-                    hist[2],
-                    hist[3],
-                    hist[4],
-                    hist[5..].iter().sum::<u64>()
-                );
-            }
+    modes
+}
+
+/// Runs one mode with a table of `pct` % of the exact table over the stream and prints its
+/// table row (and, for scored evictions, its Lucky statistics on stderr).
+fn run_mode(texts: &[String], exact: &ExactReference, text_bytes: usize, pct: f64, mode: Mode) {
+    let (mode, selection, eviction, estimation, period) = mode;
+    let query = &exact.query;
+    let cfg = OriginConfig { selection, eviction, estimation, ..Default::default() };
+    let table = BucketTable::with_memory((exact.bytes as f64 * pct / 100.0) as u64, eviction)
+        .with_aging_period(period);
+    let mut det = OriginDetector::with_table(cfg, table);
+    let mut got = Vec::with_capacity(query.len());
+    let mut qi = 0;
+    let t = Instant::now();
+    for (i, x) in texts.iter().enumerate() {
+        let r = det.process(i as u32, x);
+        if qi < query.len() && query[qi] == i {
+            got.push(r);
+            qi += 1;
         }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let s = score_against_exact(&exact.origins, &got);
+    let n = (s.copied_right + s.copied_missed + s.copied_other).max(1) as f64;
+    let last = texts.len() as u32 - 1;
+    let mut ages: Vec<u32> = det.entries().map(|e| last - e.origin).collect();
+    ages.sort_unstable();
+    let median_age = ages.get(ages.len() / 2).copied().unwrap_or(0);
+    println!(
+        "| {mode} | {pct} % | {} | {} | {:.3} % | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} / {:.2} / {:.2} | {median_age} | {:.0} |",
+        det.memory_bytes(),
+        det.memory_bytes() / ENTRY_BYTES as u64,
+        100.0 * det.memory_bytes() as f64 / text_bytes as f64,
+        s.dominant_accuracy,
+        s.novel_precision,
+        s.novel_recall,
+        s.token_freshness,
+        s.copied_right as f64 / n,
+        s.copied_missed as f64 / n,
+        s.copied_other as f64 / n,
+        texts.len() as f64 / secs,
+    );
+    if eviction.scored() {
+        let (halvings, hist) = det.lucky_stats();
+        eprintln!(
+            "    {mode} {pct} %: ssr {:.3}, {halvings} halvings (rule e), {} aging halvings, {} evictions; scores 0/1/2/3/4/≥5: {} {} {} {} {} {}",
+            det.selected_total as f64 / det.shingles_total as f64,
+            det.aging_halvings(),
+            det.evictions(),
+            hist[0],
+            hist[1],
+            hist[2],
+            hist[3],
+            hist[4],
+            hist[5..].iter().sum::<u64>()
+        );
     }
 }

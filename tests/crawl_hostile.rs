@@ -115,6 +115,42 @@ fn hostile_servers_are_handled_politely_and_safely() {
     let db = tmp.path().join("hostile.db");
     let warcs = tmp.path().join("warcs");
 
+    let args = hostile_crawl_args(&web, &db, &labelset, &warcs);
+    let run = crawl(tmp.path(), &args, Duration::from_secs(240));
+    let stored = report_hostile_crawl(&run, &log, &db);
+    let x = Hostile { c: &run, log: &log, stored };
+
+    check_user_agent_and_robots(&x);
+    check_plain_pages(&x);
+    check_retry_after_seconds(&x);
+    check_retry_after_date(&x);
+    check_503_backoff(&x);
+    check_oversized_and_broken_responses(&x);
+    check_charsets_and_non_html(&x);
+    check_politeness(&x);
+    check_warc_and_request_count(&x, &warcs);
+}
+
+/// The host most hostile resources live on.
+const HOSTILE: &str = "hostile.test";
+
+/// What the hostile crawl left behind: its statistics, the server's request log and the
+/// URLs stored.
+struct Hostile<'a> {
+    c: &'a Crawled,
+    log: &'a RequestLog,
+    stored: Vec<String>,
+}
+
+impl Hostile<'_> {
+    fn is_stored(&self, url: &str) -> bool {
+        self.stored.iter().any(|u| u == url)
+    }
+}
+
+/// `ditto crawl`'s arguments for the hostile web: every hostile host seeded, mapped to
+/// loopback and alone in scope.
+fn hostile_crawl_args(web: &TestWeb, db: &Path, labelset: &Path, warcs: &Path) -> Vec<String> {
     let mut args: Vec<String> = vec![
         "--store".into(),
         db.to_str().unwrap().into(),
@@ -143,19 +179,27 @@ fn hostile_servers_are_handled_politely_and_safely() {
         args.extend(["--resolve".into(), web.resolve_arg(host)]);
         args.extend(["--allow-host".into(), host.to_string()]);
     }
-    let run = crawl(tmp.path(), &args, Duration::from_secs(240));
-    let c = &run;
+    args
+}
+
+/// Prints what the crawl did (its stderr, events, rejected links, each host's requests) and
+/// returns the URLs it stored, also printed.
+fn report_hostile_crawl(c: &Crawled, log: &RequestLog, db: &Path) -> Vec<String> {
     eprintln!("crawl took {}; stderr:\n{}", secs(c.elapsed), c.stderr);
     eprintln!("events: {}", c.stats["crawl"]["events"]);
     eprintln!("links rejected: {}", c.stats["crawl"]["links_rejected"]);
     for host in HOSTILE_HOSTS {
-        eprintln!("{host}: {:?}", paths(&log, host));
+        eprintln!("{host}: {:?}", paths(log, host));
     }
-    let stored = stored_urls(&db);
+    let stored = stored_urls(db);
     eprintln!("stored: {stored:?}");
-    let is_stored = |url: &str| stored.iter().any(|u| u == url);
-    let h = "hostile.test";
+    stored
+}
 
+/// Every request came from us with our User-Agent; robots.txt fetched once per host and obeyed,
+/// an unavailable robots.txt disallows all, a missing one allows all.
+fn check_user_agent_and_robots(x: &Hostile) {
+    let (c, log, h) = (x.c, x.log, HOSTILE);
     // Every request came from us, to a hostile host, with our User-Agent.
     for r in log.all() {
         assert!(HOSTILE_HOSTS.contains(&r.host.as_str()), "request to an unknown host: {r:?}");
@@ -164,47 +208,54 @@ fn hostile_servers_are_handled_politely_and_safely() {
 
     // robots.txt: fetched once per host; /forbidden/ never requested.
     for host in HOSTILE_HOSTS {
-        assert_eq!(
-            count(&log, host, "/robots.txt"),
-            1,
-            "{host}: robots.txt fetches: {:?}",
-            paths(&log, host)
-        );
+        assert_eq!(count(log, host, "/robots.txt"), 1, "{host}: robots.txt fetches: {:?}", paths(log, host));
     }
-    assert_eq!(count(&log, h, "/forbidden/secret.html"), 0);
+    assert_eq!(count(log, h, "/forbidden/secret.html"), 0);
     assert!(c.event(CrawlEvent::RobotsDisallowed) >= 1, "robots_disallowed not counted");
-    assert!(!is_stored("http://hostile.test/forbidden/secret.html"));
+    assert!(!x.is_stored("http://hostile.test/forbidden/secret.html"));
 
     // robots-error.test: robots.txt answers 503 → nothing else requested there.
-    assert_eq!(paths(&log, "robots-error.test"), vec!["/robots.txt".to_string()]);
+    assert_eq!(paths(log, "robots-error.test"), vec!["/robots.txt".to_string()]);
     assert!(c.event(CrawlEvent::RobotsUnavailableDisallowAll) >= 1);
     // no-robots.test: 404 = allow all.
-    assert!(is_stored("http://no-robots.test/") && is_stored("http://no-robots.test/page.html"));
+    assert!(x.is_stored("http://no-robots.test/") && x.is_stored("http://no-robots.test/page.html"));
+}
 
+/// A plain page, a plain redirect and a 404.
+fn check_plain_pages(x: &Hostile) {
+    let (c, log, h) = (x.c, x.log, HOSTILE);
     // A plain page and a plain redirect: fetched once, stored once.
-    assert_eq!(count(&log, h, "/ok.html"), 1);
-    assert_eq!(count(&log, h, "/redirect"), 1);
-    assert!(is_stored("http://hostile.test/ok.html") && is_stored("http://hostile.test/"));
+    assert_eq!(count(log, h, "/ok.html"), 1);
+    assert_eq!(count(log, h, "/redirect"), 1);
+    assert!(x.is_stored("http://hostile.test/ok.html") && x.is_stored("http://hostile.test/"));
     // 404: recorded, not retried.
-    assert_eq!(count(&log, h, "/missing.html"), 1);
+    assert_eq!(count(log, h, "/missing.html"), 1);
     assert!(c.event(CrawlEvent::HttpStatus(404)) >= 1);
+}
 
+/// 429 + Retry-After in seconds.
+fn check_retry_after_seconds(x: &Hostile) {
+    let (log, h) = (x.log, HOSTILE);
     // 429 + Retry-After: 2 (seconds): the retry (and every request to the host) waits ≥ 2 s.
-    let rs = hits(&log, h, "/retry-seconds");
+    let rs = hits(log, h, "/retry-seconds");
     assert_eq!(rs.len(), 2, "429 then 200");
     let retry_wait = rs[1].at.duration_since(rs[0].at);
-    let next_wait = gaps_after(&log, h, "/retry-seconds")[0];
+    let next_wait = gaps_after(log, h, "/retry-seconds")[0];
     eprintln!(
         "Retry-After 2: retried after {}, next request to the host after {}",
         secs(retry_wait),
         secs(next_wait)
     );
     assert!(retry_wait >= Duration::from_secs(2) && next_wait >= Duration::from_secs(2));
-    assert!(is_stored("http://hostile.test/retry-seconds"));
+    assert!(x.is_stored("http://hostile.test/retry-seconds"));
+}
 
+/// 429 + Retry-After as an HTTP date.
+fn check_retry_after_date(x: &Hostile) {
+    let (c, log, h) = (x.c, x.log, HOSTILE);
     // 429 + Retry-After as an HTTP date ~3 s ahead (whole seconds): the retry arrives no
     // earlier than that date, on the server's wall clock.
-    let rd = hits(&log, h, "/retry-date");
+    let rd = hits(log, h, "/retry-date");
     assert_eq!(rd.len(), 2, "429 then 200");
     let first = rd[0].time.duration_since(UNIX_EPOCH).unwrap();
     // The server formats now + 3 s when it answers (≥ the arrival), truncated to seconds.
@@ -218,16 +269,20 @@ fn hostile_servers_are_handled_politely_and_safely() {
         secs(rd[1].at.duration_since(rd[0].at))
     );
     assert!(retried >= date_floor, "retried before the Retry-After date");
-    let next_wait = gaps_after(&log, h, "/retry-date")[0];
+    let next_wait = gaps_after(log, h, "/retry-date")[0];
     assert!(SystemTime::UNIX_EPOCH + first + next_wait >= SystemTime::UNIX_EPOCH + date_floor);
-    assert!(is_stored("http://hostile.test/retry-date"));
+    assert!(x.is_stored("http://hostile.test/retry-date"));
     assert!(c.event(CrawlEvent::BackoffRetryAfter) >= 2 && c.event(CrawlEvent::HttpStatus(429)) >= 2);
+}
 
+/// 503 without Retry-After: exponential backoff.
+fn check_503_backoff(x: &Hostile) {
+    let (c, log, h) = (x.c, x.log, HOSTILE);
     // 503 without Retry-After, twice: exponential backoff (base 2 s, ±25 % jitter) before the
     // host's next request each time, then the page.
-    let un = hits(&log, h, "/unavailable");
+    let un = hits(log, h, "/unavailable");
     assert_eq!(un.len(), 3, "503, 503, 200");
-    let waits = gaps_after(&log, h, "/unavailable");
+    let waits = gaps_after(log, h, "/unavailable");
     eprintln!(
         "503 backoff: next request to the host after {:?}; /unavailable retried after {}, {}",
         waits.iter().map(|d| secs(*d)).collect::<Vec<_>>(),
@@ -238,46 +293,62 @@ fn hostile_servers_are_handled_politely_and_safely() {
         assert!(*w >= Duration::from_millis(1500), "backoff after a 503 too short: {w:?}");
     }
     assert!(c.event(CrawlEvent::BackoffExponential) >= 2 && c.event(CrawlEvent::HttpStatus(503)) >= 2);
-    assert!(is_stored("http://hostile.test/unavailable"));
+    assert!(x.is_stored("http://hostile.test/unavailable"));
+}
 
+/// Endless body, gzip bomb, slow drip, redirect loop and huge headers: cut off or refused
+/// cleanly, nothing of them stored.
+fn check_oversized_and_broken_responses(x: &Hostile) {
+    let (c, log, h) = (x.c, x.log, HOSTILE);
     // Endless body and gzip bomb: cut at the body cap, not stored, the crawl went on.
-    assert_eq!(count(&log, h, "/endless"), 1);
-    assert_eq!(count(&log, h, "/bomb"), 1);
+    assert_eq!(count(log, h, "/endless"), 1);
+    assert_eq!(count(log, h, "/bomb"), 1);
     assert!(
         c.event(CrawlEvent::BodyTruncated) >= 2,
         "body_truncated: {}",
         c.event(CrawlEvent::BodyTruncated)
     );
-    assert!(!is_stored("http://hostile.test/endless") && !is_stored("http://hostile.test/bomb"));
+    assert!(!x.is_stored("http://hostile.test/endless") && !x.is_stored("http://hostile.test/bomb"));
 
     // Slow drip (256 B/s of 64 KiB): gives up at the 5 s timeout (retried at most once).
-    let drips = count(&log, h, "/drip");
+    let drips = count(log, h, "/drip");
     assert!((1..=2).contains(&drips), "drip requests: {drips}");
     assert!(c.event(CrawlEvent::FetchError(FetchErrorKind::Timeout)) >= 1);
-    assert!(!is_stored("http://hostile.test/drip"));
+    assert!(!x.is_stored("http://hostile.test/drip"));
 
     // Redirect loop: each side requested at most once.
-    assert!(count(&log, h, "/loop/a") <= 1 && count(&log, h, "/loop/b") <= 1);
-    assert_eq!(count(&log, h, "/loop/a"), 1, "the loop's entry was linked");
+    assert!(count(log, h, "/loop/a") <= 1 && count(log, h, "/loop/b") <= 1);
+    assert_eq!(count(log, h, "/loop/a"), 1, "the loop's entry was linked");
 
     // Huge headers: a clean fetch error, no crash, not stored.
-    assert_eq!(count(&log, h, "/huge-headers"), 1);
+    assert_eq!(count(log, h, "/huge-headers"), 1);
     assert!(
         c.event(CrawlEvent::FetchError(FetchErrorKind::Protocol))
             + c.event(CrawlEvent::FetchError(FetchErrorKind::Body))
             >= 1
     );
-    assert!(!is_stored("http://hostile.test/huge-headers"));
+    assert!(!x.is_stored("http://hostile.test/huge-headers"));
+}
 
+/// Wrong charsets decoded and stored; non-HTML fetched but not stored.
+fn check_charsets_and_non_html(x: &Hostile) {
+    let (c, log, h) = (x.c, x.log, HOSTILE);
     // Wrong charsets: decoded without a crash and stored.
-    assert!(is_stored("http://hostile.test/charset/cp1252") && is_stored("http://hostile.test/charset/sjis"));
+    assert!(
+        x.is_stored("http://hostile.test/charset/cp1252") && x.is_stored("http://hostile.test/charset/sjis")
+    );
 
     // Non-HTML: fetched, not stored as pages.
-    assert_eq!(count(&log, h, "/image.png"), 1);
-    assert_eq!(count(&log, h, "/doc.pdf"), 1);
-    assert!(!is_stored("http://hostile.test/image.png") && !is_stored("http://hostile.test/doc.pdf"));
+    assert_eq!(count(log, h, "/image.png"), 1);
+    assert_eq!(count(log, h, "/doc.pdf"), 1);
+    assert!(!x.is_stored("http://hostile.test/image.png") && !x.is_stored("http://hostile.test/doc.pdf"));
     assert!(c.event(CrawlEvent::SkippedNotText) >= 2);
+}
 
+/// Crawl-delay honoured, slow hosts crawled one request at a time, and the minimum delay kept
+/// on every host.
+fn check_politeness(x: &Hostile) {
+    let (c, log) = (x.c, x.log);
     // delay.test: Crawl-delay 1 → ≥ 1 s between any two of its requests (robots.txt too).
     let delay_gap = log.min_gap("delay.test").unwrap();
     eprintln!("delay.test: {} requests, smallest gap {}", log.count_for("delay.test"), secs(delay_gap));
@@ -297,9 +368,13 @@ fn hostile_servers_are_handled_politely_and_safely() {
     let violations = log.total_gaps_below(Duration::from_millis(MIN_DELAY_MS));
     eprintln!("smallest gap per host: {min_gaps:?}; {violations} gaps below {MIN_DELAY_MS} ms");
     assert_eq!(violations, 0);
+}
 
+/// Every fetch went to the WARC output, and the stats count every request the server saw.
+fn check_warc_and_request_count(x: &Hostile, warcs: &Path) {
+    let (c, log) = (x.c, x.log);
     // Every fetch went to the WARC output.
-    let warc_files: Vec<_> = std::fs::read_dir(&warcs).unwrap().flatten().collect();
+    let warc_files: Vec<_> = std::fs::read_dir(warcs).unwrap().flatten().collect();
     assert!(warc_files.iter().any(|e| e.file_name().to_string_lossy().ends_with(".warc.gz")));
     assert_eq!(c.stats["crawl"]["requests"].as_u64().unwrap() as usize, log.count(), "requests counted");
 }

@@ -7,6 +7,7 @@
 use crate::common;
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 use std::time::Instant;
 
 use common::{run_ok, shared_data, wikipedia_labelset};
@@ -55,8 +56,30 @@ fn print(name: &str, s: &Score, secs: f64) {
 fn replicas_on_reuse_beat_minhash_lsh() {
     let data = shared_data().join("reuse");
     let tmp = tempfile::tempdir().unwrap();
-    let labels = wikipedia_labelset(tmp.path());
-    let store = tmp.path().join("reuse.db");
+    let (stdout, scan_s, replicas_s) = scan_and_find_replicas(&data, tmp.path());
+
+    let truth = read_truth(&data);
+    let r = parse_replicas(stdout);
+    let s = score(&r.pred, &truth);
+    println!("\nreuse: {} clusters, pairs by kind {:?}", r.clusters, r.by_kind);
+    println!("scan {scan_s:.1}s (all stages), replicas {replicas_s:.1}s");
+    print("ditto replicas (J>=0.8, templates out)", &s, replicas_s);
+
+    // The peer, same pages, same run.
+    run_peer(&data);
+
+    check_mirrors(&data, &r);
+
+    assert_eq!(s.r_exact, 1.0, "every exact pair (bytes or visible text) must be found");
+    assert!(s.p >= PRECISION_FLOOR, "precision {:.4} below {PRECISION_FLOOR}", s.p);
+    assert!(s.f1 >= F1_FLOOR, "F1 {:.4} below {F1_FLOOR}", s.f1);
+}
+
+/// Scans `data`/site into a store under `tmp` and runs `ditto replicas --format jsonl` on it
+/// (its stderr printed): the JSONL, and the seconds the scan and replicas took.
+fn scan_and_find_replicas(data: &Path, tmp: &Path) -> (Vec<u8>, f64, f64) {
+    let labels = wikipedia_labelset(tmp);
+    let store = tmp.join("reuse.db");
     let (store_s, labels_s) = (store.to_str().unwrap(), labels.to_str().unwrap());
     let t = Instant::now();
     run_ok(&[
@@ -76,41 +99,51 @@ fn replicas_on_reuse_beat_minhash_lsh() {
     let out = run_ok(&["replicas", "--store", store_s, "--format", "jsonl"]);
     let replicas_s = t.elapsed().as_secs_f64();
     eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    (out.stdout, scan_s, replicas_s)
+}
 
+/// truth.tsv: (url a, url b) → kind.
+fn read_truth(data: &Path) -> HashMap<(String, String), String> {
     let mut truth = HashMap::new();
     let text = std::fs::read_to_string(data.join("truth.tsv")).unwrap();
     for line in text.lines().skip(1) {
         let f: Vec<&str> = line.split('\t').collect();
         truth.insert((f[0].to_string(), f[1].to_string()), f[2].to_string());
     }
-    let mut pred = HashSet::new();
-    let mut by_kind: HashMap<String, usize> = HashMap::new();
-    let mut clusters = 0;
-    let mut mirrors: Vec<serde_json::Value> = Vec::new();
-    let mut near_members = 0;
-    let mut with_differs = 0;
-    for line in String::from_utf8(out.stdout).unwrap().lines() {
+    truth
+}
+
+/// What `ditto replicas --format jsonl` reported.
+struct Replicas {
+    /// Predicted pairs, each as (smaller URL, larger URL).
+    pred: HashSet<(String, String)>,
+    by_kind: HashMap<String, usize>,
+    clusters: usize,
+    mirrors: Vec<serde_json::Value>,
+    near_members: usize,
+    with_differs: usize,
+}
+
+/// Reads the JSONL, checking each cluster's shape (representative first, near members in near
+/// clusters with short differing-passage samples, size, near pairs' Jaccard) on the way.
+fn parse_replicas(stdout: Vec<u8>) -> Replicas {
+    let mut r = Replicas {
+        pred: HashSet::new(),
+        by_kind: HashMap::new(),
+        clusters: 0,
+        mirrors: Vec::new(),
+        near_members: 0,
+        with_differs: 0,
+    };
+    for line in String::from_utf8(stdout).unwrap().lines() {
         let c: serde_json::Value = serde_json::from_str(line).unwrap();
         if c["kind"] == "mirror" {
-            mirrors.push(c);
+            r.mirrors.push(c);
             continue;
         }
-        clusters += 1;
+        r.clusters += 1;
         assert_eq!(c["members"][0]["kind"], "representative");
-        for m in c["members"].as_array().unwrap() {
-            if m["kind"] == "near" {
-                near_members += 1;
-                assert_eq!(c["kind"], "near");
-                if let Some(d) = m.get("differs") {
-                    with_differs += 1;
-                    for side in ["member_sample", "representative_sample"] {
-                        let sample = d[side].as_array().unwrap();
-                        assert!(sample.len() <= 3);
-                        assert!(sample.iter().all(|b| b.as_str().unwrap().chars().count() <= 201));
-                    }
-                }
-            }
-        }
+        check_near_members(&c, &mut r);
         assert_eq!(c["size"].as_u64().unwrap() as usize, c["members"].as_array().unwrap().len());
         for p in c["pairs"].as_array().unwrap() {
             let (a, b) = (p["a"].as_str().unwrap().to_string(), p["b"].as_str().unwrap().to_string());
@@ -118,16 +151,35 @@ fn replicas_on_reuse_beat_minhash_lsh() {
             if kind == "near" {
                 assert!(p["jaccard"].as_f64().unwrap() >= 0.8);
             }
-            *by_kind.entry(kind).or_default() += 1;
-            pred.insert(if a < b { (a, b) } else { (b, a) });
+            *r.by_kind.entry(kind).or_default() += 1;
+            r.pred.insert(if a < b { (a, b) } else { (b, a) });
         }
     }
-    let s = score(&pred, &truth);
-    println!("\nreuse: {} clusters, pairs by kind {by_kind:?}", clusters);
-    println!("scan {scan_s:.1}s (all stages), replicas {replicas_s:.1}s");
-    print("ditto replicas (J>=0.8, templates out)", &s, replicas_s);
+    r
+}
 
-    // The peer, same pages, same run.
+/// Counts cluster `c`'s near members (and those with a differing-passage sample) into `r`;
+/// a near member only in a near cluster, samples of at most 3 passages of ≤ 201 characters.
+fn check_near_members(c: &serde_json::Value, r: &mut Replicas) {
+    for m in c["members"].as_array().unwrap() {
+        if m["kind"] == "near" {
+            r.near_members += 1;
+            assert_eq!(c["kind"], "near");
+            if let Some(d) = m.get("differs") {
+                r.with_differs += 1;
+                for side in ["member_sample", "representative_sample"] {
+                    let sample = d[side].as_array().unwrap();
+                    assert!(sample.len() <= 3);
+                    assert!(sample.iter().all(|b| b.as_str().unwrap().chars().count() <= 201));
+                }
+            }
+        }
+    }
+}
+
+/// Runs the datasketch MinHashLSH peer (scripts/peer_minhash.py) on the same pages and prints
+/// its score, or why it did not run.
+fn run_peer(data: &Path) {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/peer_minhash.py");
     let t = Instant::now();
     match std::process::Command::new("python3")
@@ -161,7 +213,28 @@ fn replicas_on_reuse_beat_minhash_lsh() {
         ),
         Err(e) => println!("peer baseline not run (python3: {e})"),
     }
+}
 
+/// The reported mirrors with `m["mirror"] == kind`, each as (smaller prefix, larger prefix).
+fn mirror_pairs(mirrors: &[serde_json::Value], kind: &str) -> HashSet<(String, String)> {
+    mirrors
+        .iter()
+        .filter(|m| m["mirror"] == kind)
+        .map(|m| {
+            let (a, b) = (m["prefixes"][0].as_str().unwrap(), m["prefixes"][1].as_str().unwrap());
+            if a < b {
+                (a.to_string(), b.to_string())
+            } else {
+                (b.to_string(), a.to_string())
+            }
+        })
+        .collect()
+}
+
+/// Mirrors (S&G's replicated collections) against mirrors.tsv, and every near member's
+/// differing-passage sample.
+fn check_mirrors(data: &Path, r: &Replicas) {
+    let (mirrors, near_members, with_differs) = (&r.mirrors, r.near_members, r.with_differs);
     // Mirrors (S&G's replicated collections) against mirrors.tsv: whole subtrees with the same
     // relative paths and byte-identical files, nothing extra, maximal.
     let truth_mirrors: HashSet<(String, String)> = std::fs::read_to_string(data.join("mirrors.tsv"))
@@ -173,20 +246,7 @@ fn replicas_on_reuse_beat_minhash_lsh() {
             (f[0].to_string(), f[1].to_string())
         })
         .collect();
-    let found = |kind: &str| -> HashSet<(String, String)> {
-        mirrors
-            .iter()
-            .filter(|m| m["mirror"] == kind)
-            .map(|m| {
-                let (a, b) = (m["prefixes"][0].as_str().unwrap(), m["prefixes"][1].as_str().unwrap());
-                if a < b {
-                    (a.to_string(), b.to_string())
-                } else {
-                    (b.to_string(), a.to_string())
-                }
-            })
-            .collect()
-    };
+    let found = |kind: &str| mirror_pairs(mirrors, kind);
     let exact_mirrors = found("exact");
     let hit = exact_mirrors.intersection(&truth_mirrors).count();
     println!(
@@ -198,7 +258,7 @@ fn replicas_on_reuse_beat_minhash_lsh() {
         found("near")
     );
     println!("near members: {near_members}, with a differing-passage sample: {with_differs}");
-    for m in &mirrors {
+    for m in mirrors {
         let (pages, matched) = (&m["pages"], m["matched"].as_u64().unwrap());
         assert!(
             matched >= 2 && matched <= pages[0].as_u64().unwrap() && matched <= pages[1].as_u64().unwrap()
@@ -214,8 +274,4 @@ fn replicas_on_reuse_beat_minhash_lsh() {
         exact_mirrors.difference(&truth_mirrors)
     );
     assert_eq!(with_differs, near_members, "every near member carries a differing-passage sample");
-
-    assert_eq!(s.r_exact, 1.0, "every exact pair (bytes or visible text) must be found");
-    assert!(s.p >= PRECISION_FLOOR, "precision {:.4} below {PRECISION_FLOOR}", s.p);
-    assert!(s.f1 >= F1_FLOOR, "F1 {:.4} below {F1_FLOOR}", s.f1);
 }
