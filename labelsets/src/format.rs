@@ -857,19 +857,64 @@ pub(crate) fn write_file(path: &Path, mut input: WriteInput<'_>) -> Result<Heade
     if n > u32::MAX as u64 || input.sources.len() as u64 > u32::MAX as u64 {
         return Err(Error::TooLarge(format!("{n} entries, {} sources (max 2^32-1)", input.sources.len())));
     }
-    // Filter.
     let mut bloom = filter::BlockedBloom::with_capacity(n, input.bits_per_key, input.k);
     for (d, _) in input.entries {
         bloom.insert(d);
     }
-    // Prefix index: start position of each bucket, plus the end.
     let bits = index_bits_for(n);
+    let sections = SectionBytes {
+        index: prefix_index(input.entries, bits),
+        offsets: source_offsets(input.sources),
+        blob_len: input.sources.iter().map(|(t, u)| (t.len() + u.len()) as u64).sum(),
+        bloom,
+    };
+    // Checksums first: they go into the header, which is written before the sections.
+    input.header.checksums =
+        section_checksums(&sections, &input).map_err(|e| Error::Io { path: path.into(), source: e })?;
+    input.header.filter = FilterParams {
+        kind: "blocked-bloom-512".into(),
+        blocks: sections.bloom.blocks(),
+        bits_per_key: input.bits_per_key,
+        k: sections.bloom.k(),
+        expected_fp_rate: filter::expected_fp_rate(n, sections.bloom.blocks(), sections.bloom.k()),
+    };
+    input.header.counts.entries = n;
+    input.header.counts.sources = input.sources.len() as u64;
+    let json = lay_out_header(&mut input.header, &sections.lens(n), bits, path)?;
+    write_atomically(path, &json, &sections, &input)?;
+    Ok(input.header)
+}
+
+/// The sections a label set is written from, built in memory except the entries and the
+/// source blob (streamed from the input).
+struct SectionBytes {
+    bloom: filter::BlockedBloom,
+    index: Vec<u8>,
+    offsets: Vec<u8>,
+    blob_len: u64,
+}
+
+impl SectionBytes {
+    /// Lengths of the five sections in file order.
+    fn lens(&self, entries: u64) -> [u64; 5] {
+        [
+            self.bloom.as_bytes().len() as u64,
+            self.index.len() as u64,
+            entries * ENTRY_BYTES as u64,
+            self.offsets.len() as u64,
+            self.blob_len,
+        ]
+    }
+}
+
+/// Prefix index: the start position of each of the `2^bits` buckets, plus the end.
+fn prefix_index(entries: &[(Sha1Digest, SourceId)], bits: u32) -> Vec<u8> {
     let buckets = 1usize << bits;
     let mut index = Vec::with_capacity((buckets + 1) * 4);
     let mut pos = 0usize;
     for bucket in 0..buckets {
-        while pos < input.entries.len() && {
-            let d = &input.entries[pos].0;
+        while pos < entries.len() && {
+            let d = &entries[pos].0;
             let top = if bits == 0 { 0 } else { u32::from_be_bytes([d[0], d[1], d[2], d[3]]) >> (32 - bits) };
             (top as usize) < bucket
         } {
@@ -877,66 +922,59 @@ pub(crate) fn write_file(path: &Path, mut input: WriteInput<'_>) -> Result<Heade
         }
         index.extend_from_slice(&(pos as u32).to_le_bytes());
     }
-    index.extend_from_slice(&(n as u32).to_le_bytes());
-    // Sources.
-    let mut offsets = Vec::with_capacity((input.sources.len() * 2 + 1) * 8);
+    index.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    index
+}
+
+/// Source offsets into the blob: title start, URL start, …, end.
+fn source_offsets(sources: &[(String, String)]) -> Vec<u8> {
+    let mut offsets = Vec::with_capacity((sources.len() * 2 + 1) * 8);
     let mut blob_len = 0u64;
     offsets.extend_from_slice(&0u64.to_le_bytes());
-    for (t, u) in input.sources {
+    for (t, u) in sources {
         blob_len += t.len() as u64;
         offsets.extend_from_slice(&blob_len.to_le_bytes());
         blob_len += u.len() as u64;
         offsets.extend_from_slice(&blob_len.to_le_bytes());
     }
+    offsets
+}
 
-    // Checksums first: they go into the header, which is written before the sections.
+/// Every section's checksum.
+fn section_checksums(sections: &SectionBytes, input: &WriteInput<'_>) -> std::io::Result<Checksums> {
     let mut entries_sum = Xxh3::new();
     for_each_entry_chunk(input.entries, |b| {
         entries_sum.update(b);
         Ok(())
-    })
-    .map_err(|e| Error::Io { path: path.into(), source: e })?;
+    })?;
     let mut blob_sum = Xxh3::new();
     for (t, u) in input.sources {
         blob_sum.update(t.as_bytes());
         blob_sum.update(u.as_bytes());
     }
-    input.header.checksums = Checksums {
+    Ok(Checksums {
         algorithm: CHECKSUM_ALGORITHM.into(),
-        filter: Checksum::of(bloom.as_bytes()),
-        index: Checksum::of(&index),
+        filter: Checksum::of(sections.bloom.as_bytes()),
+        index: Checksum::of(&sections.index),
         entries: Checksum(entries_sum.digest()),
-        source_offsets: Checksum::of(&offsets),
+        source_offsets: Checksum::of(&sections.offsets),
         source_blob: Checksum(blob_sum.digest()),
-    };
+    })
+}
 
-    // Lay out sections after the header. The header length depends on the offsets it holds,
-    // so iterate until the JSON length stops changing (twice at most in practice).
-    let lens = [
-        bloom.as_bytes().len() as u64,
-        index.len() as u64,
-        n * ENTRY_BYTES as u64,
-        offsets.len() as u64,
-        blob_len,
-    ];
-    input.header.filter = FilterParams {
-        kind: "blocked-bloom-512".into(),
-        blocks: bloom.blocks(),
-        bits_per_key: input.bits_per_key,
-        k: bloom.k(),
-        expected_fp_rate: filter::expected_fp_rate(n, bloom.blocks(), bloom.k()),
-    };
-    input.header.counts.entries = n;
-    input.header.counts.sources = input.sources.len() as u64;
+/// Lay out the sections after the header and serialize it. The header length depends on the
+/// offsets it holds, so iterate until the JSON length stops changing (twice at most in
+/// practice).
+fn lay_out_header(header: &mut Header, lens: &[u64; 5], bits: u32, path: &Path) -> Result<Vec<u8>> {
     let mut json = Vec::new();
     for _ in 0..8 {
         let mut at = ((PREFIX_BYTES + json.len() + HEADER_CHECKSUM_BYTES) as u64).next_multiple_of(ALIGN);
         let mut secs = [Section::default(); 5];
         for (s, len) in secs.iter_mut().zip(lens) {
-            *s = Section { offset: at, len };
+            *s = Section { offset: at, len: *len };
             at = (at + len).next_multiple_of(ALIGN);
         }
-        input.header.sections = Sections {
+        header.sections = Sections {
             filter: secs[0],
             index: secs[1],
             index_bits: bits,
@@ -944,7 +982,7 @@ pub(crate) fn write_file(path: &Path, mut input: WriteInput<'_>) -> Result<Heade
             source_offsets: secs[3],
             source_blob: secs[4],
         };
-        let next = serde_json::to_vec(&input.header)
+        let next = serde_json::to_vec(&header)
             .map_err(|e| Error::Input { path: path.into(), reason: format!("serializing header: {e}") })?;
         let stable = next.len() == json.len();
         json = next;
@@ -955,7 +993,11 @@ pub(crate) fn write_file(path: &Path, mut input: WriteInput<'_>) -> Result<Heade
     if json.len() > MAX_HEADER_BYTES as usize {
         return Err(Error::TooLarge(format!("header JSON is {} bytes", json.len())));
     }
+    Ok(json)
+}
 
+/// Write the file to a temporary name beside `path`, fsync, rename into place.
+fn write_atomically(path: &Path, json: &[u8], sections: &SectionBytes, input: &WriteInput<'_>) -> Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let fname =
         path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| "labelset".into());
@@ -963,33 +1005,7 @@ pub(crate) fn write_file(path: &Path, mut input: WriteInput<'_>) -> Result<Heade
     let result = (|| -> std::io::Result<()> {
         let file = File::create(&tmp)?;
         let mut w = BufWriter::with_capacity(1 << 20, file);
-        let mut at = 0u64;
-        let mut head = Vec::with_capacity(PREFIX_BYTES + json.len() + HEADER_CHECKSUM_BYTES);
-        head.extend_from_slice(MAGIC);
-        head.extend_from_slice(&VERSION.to_le_bytes());
-        head.extend_from_slice(&(json.len() as u32).to_le_bytes());
-        head.extend_from_slice(&json);
-        let sum = Checksum::of(&head);
-        head.extend_from_slice(&sum.0.to_le_bytes());
-        w.write_all(&head)?;
-        at += head.len() as u64;
-        pad(&mut w, &mut at)?;
-        w.write_all(bloom.as_bytes())?;
-        at += lens[0];
-        pad(&mut w, &mut at)?;
-        w.write_all(&index)?;
-        at += lens[1];
-        pad(&mut w, &mut at)?;
-        for_each_entry_chunk(input.entries, |b| w.write_all(b))?;
-        at += lens[2];
-        pad(&mut w, &mut at)?;
-        w.write_all(&offsets)?;
-        at += lens[3];
-        pad(&mut w, &mut at)?;
-        for (t, u) in input.sources {
-            w.write_all(t.as_bytes())?;
-            w.write_all(u.as_bytes())?;
-        }
+        write_sections(&mut w, json, sections, input)?;
         let file = w.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
         Ok(())
@@ -1001,8 +1017,45 @@ pub(crate) fn write_file(path: &Path, mut input: WriteInput<'_>) -> Result<Heade
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         Error::Io { path: path.into(), source: e }
-    })?;
-    Ok(input.header)
+    })
+}
+
+/// The prefix, the header JSON and its checksum, then each section at its aligned offset.
+fn write_sections(
+    w: &mut impl Write,
+    json: &[u8],
+    sections: &SectionBytes,
+    input: &WriteInput<'_>,
+) -> std::io::Result<()> {
+    let lens = sections.lens(input.entries.len() as u64);
+    let mut at = 0u64;
+    let mut head = Vec::with_capacity(PREFIX_BYTES + json.len() + HEADER_CHECKSUM_BYTES);
+    head.extend_from_slice(MAGIC);
+    head.extend_from_slice(&VERSION.to_le_bytes());
+    head.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    head.extend_from_slice(json);
+    let sum = Checksum::of(&head);
+    head.extend_from_slice(&sum.0.to_le_bytes());
+    w.write_all(&head)?;
+    at += head.len() as u64;
+    pad(w, &mut at)?;
+    w.write_all(sections.bloom.as_bytes())?;
+    at += lens[0];
+    pad(w, &mut at)?;
+    w.write_all(&sections.index)?;
+    at += lens[1];
+    pad(w, &mut at)?;
+    for_each_entry_chunk(input.entries, |b| w.write_all(b))?;
+    at += lens[2];
+    pad(w, &mut at)?;
+    w.write_all(&sections.offsets)?;
+    at += lens[3];
+    pad(w, &mut at)?;
+    for (t, u) in input.sources {
+        w.write_all(t.as_bytes())?;
+        w.write_all(u.as_bytes())?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
