@@ -12,6 +12,7 @@
 //! | `http.rs` | archived HTTP responses: head, de-chunking, decoding |
 //! | `writer.rs` | [`WarcWriter`]: a crawl's fetches into rotating `.warc.gz` files |
 //! | `date.rs` | `WARC-Date` parsing and formatting |
+//! | `remote.rs` | [`RemoteFile`]: a WARC over HTTP(S), resumed with `Range` (feature `net`) |
 
 mod date;
 mod error;
@@ -20,6 +21,8 @@ mod input;
 mod pages;
 mod reader;
 mod record;
+#[cfg(feature = "net")]
+mod remote;
 mod writer;
 
 pub use date::{parse_warc_date, warc_date};
@@ -27,6 +30,8 @@ pub use error::{WarcError, WarcErrorKind};
 pub use pages::{convert_record, record_to_page, Conversion, PageStats, WarcPages, DEFAULT_MAX_BODY};
 pub use reader::{WarcReader, WarcStats, DEFAULT_MAX_RECORD};
 pub use record::WarcRecord;
+#[cfg(feature = "net")]
+pub use remote::{client as remote_client, RemoteFile, RemoteOptions, RemoteStats};
 pub use writer::{
     base32, complete_members_len, recover_open_file, recover_open_files, sha1_base32, FetchRecord, Recovery,
     WarcInfo, WarcLocation, WarcWriter, OPEN_SUFFIX, WARC_SUFFIX,

@@ -2,6 +2,7 @@
 //! archived HTTP responses decoded with a cap.
 
 use std::fs::File;
+use std::io::Read;
 use std::path::Path;
 
 use detector::{Page, PageOrigin};
@@ -91,26 +92,34 @@ pub struct PageStats {
 }
 
 /// Pages (response and resource records, any status) of one WARC file.
-pub struct WarcPages {
-    reader: WarcReader<File>,
+pub struct WarcPages<R = File> {
+    reader: WarcReader<R>,
     file: String,
     max_body: usize,
     stats: PageStats,
     size: u64,
 }
 
-impl WarcPages {
+impl WarcPages<File> {
     pub fn open(path: impl AsRef<Path>) -> Result<Self, WarcError> {
         let path = path.as_ref();
         let f = File::open(path)?;
         let size = f.metadata().map(|m| m.len()).unwrap_or(0);
-        Ok(Self {
-            reader: WarcReader::new(f),
-            file: path.to_string_lossy().into_owned(),
+        Ok(Self::from_reader(f, &path.to_string_lossy(), size))
+    }
+}
+
+impl<R: Read> WarcPages<R> {
+    /// Pages of a WARC read from any stream (a remote file, a pipe); `name` is what pages
+    /// record as their WARC file, `size` the input's length when known (0 if not).
+    pub fn from_reader(reader: R, name: &str, size: u64) -> Self {
+        Self {
+            reader: WarcReader::new(reader),
+            file: name.to_string(),
             max_body: DEFAULT_MAX_BODY,
             stats: PageStats::default(),
             size,
-        })
+        }
     }
 
     /// Cap records (before decoding) and decoded bodies at `max` bytes.
@@ -137,7 +146,7 @@ impl WarcPages {
     }
 }
 
-impl Iterator for WarcPages {
+impl<R: Read> Iterator for WarcPages<R> {
     type Item = Result<Page, WarcError>;
 
     fn next(&mut self) -> Option<Self::Item> {
