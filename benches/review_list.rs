@@ -74,6 +74,7 @@ fn main() {
         batch_size: 256,
         max_body_bytes: 1 << 20,
         progress: ProgressMode::None,
+        remote: Default::default(),
     };
     run_scan(&cfg, store.clone(), loaded.matcher).unwrap();
     store.flush().unwrap();

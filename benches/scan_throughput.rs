@@ -378,6 +378,7 @@ fn end_to_end(warc: &Path, labelset: &Path, threads: usize, html_bytes: usize) {
             batch_size: 256,
             max_body_bytes: 64 << 20,
             progress: ProgressMode::None,
+            remote: Default::default(),
         };
         let t = Instant::now();
         let stats = run_scan(&cfg, store, m).expect("scan");

@@ -14,6 +14,7 @@
 pub mod metrics;
 pub mod pool;
 pub mod progress;
+pub mod source_remote;
 pub mod source_stage;
 pub mod stages;
 
@@ -45,6 +46,8 @@ pub struct ScanConfig {
     /// Largest body read, in bytes.
     pub max_body_bytes: u64,
     pub progress: progress::ProgressMode,
+    /// How `http://` and `https://` inputs are fetched.
+    pub remote: source_stage::RemoteInputs,
 }
 
 /// Totals of one run, for the end-of-run summary and `--stats-json`.
@@ -59,6 +62,22 @@ pub struct ScanStats {
     pub errors: u64,
     pub error_samples: Vec<String>,
     pub stages: Vec<StageSnapshot>,
+    /// Remote (HTTP) inputs; all zero for a local scan.
+    pub remote: RemoteTotals,
+}
+
+/// What happened to a run's remote inputs.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RemoteTotals {
+    /// Files read to the end in this run (and recorded in the store).
+    pub files_read: u64,
+    /// Files passed over: an earlier run into this store finished them.
+    pub files_finished_before: u64,
+    /// Files given up after their retries (reported as read errors; a rerun tries again).
+    pub files_failed: u64,
+    /// Transfers resumed with `Range`, and failed attempts retried.
+    pub resumes: u64,
+    pub retries: u64,
 }
 
 /// Run a scan of `cfg.inputs` into `store`, matching against `matcher`.
@@ -80,6 +99,8 @@ pub fn run_scan_partition(
     let opts = source_stage::SourceOptions {
         url_prefix: cfg.url_prefix.clone(),
         max_body_bytes: cfg.max_body_bytes,
+        remote: cfg.remote.clone(),
+        store: Some(store.clone()),
     };
     let settings = PipelineSettings {
         normalization: cfg.normalization,
@@ -156,7 +177,8 @@ where
             .spawn(move || source(src_tx, skips, counters))
             .context("spawning the source thread")?
     };
-    let workers = spawn_stages(cfg, &store, matcher, &skips, &metrics, src_rx, m_tx);
+    let tallies = (skips.clone(), counters.clone());
+    let workers = spawn_stages(cfg, &store, matcher, &tallies, &metrics, src_rx, m_tx);
 
     // Store writer: this thread, in batches.
     let mut writer = StoreWriter {
@@ -195,6 +217,13 @@ where
         errors: skips.errors_total(),
         error_samples: skips.errors(),
         stages: metrics.snapshots(),
+        remote: RemoteTotals {
+            files_read: c.remote_files_read.load(Relaxed),
+            files_finished_before: c.remote_files_finished_before.load(Relaxed),
+            files_failed: c.remote_files_failed.load(Relaxed),
+            resumes: c.remote_resumes.load(Relaxed),
+            retries: c.remote_retries.load(Relaxed),
+        },
     })
 }
 
@@ -253,7 +282,7 @@ fn spawn_stages(
     cfg: &PipelineSettings,
     store: &Arc<Store>,
     matcher: Matcher,
-    skips: &Arc<Skips>,
+    (skips, counters): &(Arc<Skips>, Arc<source_stage::SourceCounters>),
     metrics: &PipelineMetrics,
     input: Receiver<stages::Input>,
     output: Sender<PageWrite>,
@@ -264,9 +293,13 @@ fn spawn_stages(
     let (fp_tx, fp_rx) = bounded(cap);
     let mut workers = Vec::new();
     let filter_settings = FilterSettings { traps: cfg.traps, store: Some(store.clone()) };
-    let s = skips.clone();
+    let (s, c) = (skips.clone(), counters.clone());
     workers.extend(pool::spawn_pool(metrics.filter.clone(), 1, input, flt_tx, move |p| {
-        stages::filter(p, &filter_settings, &s)
+        let kept = stages::filter(p, &filter_settings, &s);
+        if kept.is_none() {
+            c.pages_dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        kept
     }));
     let clean_opts = CleanOptions { extract_links: cfg.extract_links };
     workers.extend(pool::spawn_pool(metrics.clean.clone(), threads, flt_rx, cln_tx, move |p| {

@@ -4,16 +4,19 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use crossbeam_channel::Sender;
 use detector::Page;
 
 use super::metrics::{SkipReason, Skips};
+use super::source_remote::RemoteRun;
 use super::stages::Input;
 use crate::source::dir::{self, DirSource};
 use crawler::partition::Partition;
 use crawler::warc::WarcPages;
+use store::Store;
 
 /// Counters the progress display reads.
 #[derive(Debug, Default)]
@@ -25,6 +28,22 @@ pub struct SourceCounters {
     pub pages_read: AtomicU64,
     /// Pages the store writer has handled.
     pub pages_done: AtomicU64,
+    /// Pages the trap filter dropped (with `pages_done`: every page sent has settled).
+    pub pages_dropped: AtomicU64,
+    /// Remote files: read to the end, passed over as finished by an earlier run, given up.
+    pub remote_files_read: AtomicU64,
+    pub remote_files_finished_before: AtomicU64,
+    pub remote_files_failed: AtomicU64,
+    /// Transfers resumed with `Range`, and failed attempts retried.
+    pub remote_resumes: AtomicU64,
+    pub remote_retries: AtomicU64,
+}
+
+impl SourceCounters {
+    /// Whether every page sent so far has been stored or dropped.
+    pub fn drained(&self) -> bool {
+        self.pages_done.load(Relaxed) + self.pages_dropped.load(Relaxed) >= self.pages_read.load(Relaxed)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +51,8 @@ pub enum InputKind {
     Warc,
     Dir,
     File,
+    /// A WARC file at an `http://` or `https://` URL.
+    Remote,
 }
 
 /// The inputs of a run, classified, with their total size for the progress bar.
@@ -44,6 +65,34 @@ pub struct Plan {
 pub struct SourceOptions {
     pub url_prefix: Option<String>,
     pub max_body_bytes: u64,
+    pub remote: RemoteInputs,
+    /// Where finished remote files are recorded (so a rerun passes over them).
+    pub store: Option<Arc<Store>>,
+}
+
+impl SourceOptions {
+    /// Options for local inputs (remote ones with the defaults, nothing recorded).
+    pub fn local(url_prefix: Option<String>, max_body_bytes: u64) -> Self {
+        Self { url_prefix, max_body_bytes, remote: RemoteInputs::default(), store: None }
+    }
+}
+
+/// How remote (HTTP) inputs are read.
+#[derive(Debug, Clone)]
+pub struct RemoteInputs {
+    /// Files fetched at once (the one being read, and the next ones).
+    pub in_flight: usize,
+    /// Attempts after a failure before a file is given up.
+    pub retries: u32,
+    /// First wait before a retry, doubled each time.
+    pub backoff: std::time::Duration,
+    pub user_agent: Option<String>,
+}
+
+impl Default for RemoteInputs {
+    fn default() -> Self {
+        Self { in_flight: 3, retries: 5, backoff: std::time::Duration::from_millis(500), user_agent: None }
+    }
 }
 
 /// Classify inputs; a missing path is an error before any work starts.
@@ -54,6 +103,10 @@ pub fn plan(inputs: &[PathBuf]) -> Result<Plan> {
     let mut out = Vec::new();
     let mut total = 0u64;
     for p in inputs {
+        if p.to_str().is_some_and(crate::source::listing::is_url) {
+            out.push((p.clone(), InputKind::Remote));
+            continue;
+        }
         let meta = std::fs::metadata(p).with_context(|| format!("input {}", p.display()))?;
         if meta.is_dir() {
             // WARC files inside a directory are read as WARCs, the other files as pages.
@@ -120,13 +173,15 @@ pub fn run_partition(
         c.payload_bytes.fetch_add(page.body.len() as u64, Relaxed);
         tx.send(page.into()).is_ok()
     };
+    let mut remote = RemoteRun::start(&plan, &opts, part, c)?;
     for (path, kind) in plan.inputs {
-        if kind != InputKind::Dir && !mine() {
+        // Remote files are numbered among themselves (`RemoteRun::start`).
+        if !matches!(kind, InputKind::Dir | InputKind::Remote) && !mine() {
             continue;
         }
         match kind {
             InputKind::Warc => {
-                let mut pages = match WarcPages::open(&path) {
+                let pages = match WarcPages::open(&path) {
                     Ok(p) => p.with_max_size(usize::try_from(opts.max_body_bytes).unwrap_or(usize::MAX)),
                     Err(e) => {
                         skips.add(SkipReason::ReadError, 1);
@@ -134,26 +189,14 @@ pub fn run_partition(
                         continue;
                     }
                 };
-                let mut last = 0u64;
-                while let Some(item) = pages.next() {
-                    let off = pages.input_offset();
-                    c.input_bytes_done.fetch_add(off.saturating_sub(last), Relaxed);
-                    last = off;
-                    match item {
-                        Ok(page) => {
-                            if !send(page) {
-                                return Ok(());
-                            }
-                        }
-                        Err(e) => {
-                            skips.add(SkipReason::ReadError, 1);
-                            skips.error(format!("{}: {e}", path.display()));
-                        }
-                    }
+                if !send_warc_pages(pages, &path.display().to_string(), &send, skips, c) {
+                    return Ok(());
                 }
-                c.input_bytes_done.fetch_add(pages.file_size().saturating_sub(last), Relaxed);
-                let st = pages.stats();
-                skips.add(SkipReason::TooLarge, st.warc.oversized + st.truncated);
+            }
+            InputKind::Remote => {
+                if !remote.read(&path, &opts, &send, skips, c)? {
+                    return Ok(());
+                }
             }
             InputKind::Dir => {
                 let mut pages = match DirSource::new(&path, opts.url_prefix.as_deref()) {
@@ -198,7 +241,38 @@ pub fn run_partition(
             },
         }
     }
-    Ok(())
+    remote.checkpoint(&opts, c, true)
+}
+
+/// Send the pages of one WARC file on; false when the pipeline downstream has stopped.
+pub(super) fn send_warc_pages<R: std::io::Read>(
+    mut pages: WarcPages<R>,
+    name: &str,
+    send: &impl Fn(Page) -> bool,
+    skips: &Skips,
+    c: &SourceCounters,
+) -> bool {
+    let mut last = 0u64;
+    while let Some(item) = pages.next() {
+        let off = pages.input_offset();
+        c.input_bytes_done.fetch_add(off.saturating_sub(last), Relaxed);
+        last = off;
+        match item {
+            Ok(page) => {
+                if !send(page) {
+                    return false;
+                }
+            }
+            Err(e) => {
+                skips.add(SkipReason::ReadError, 1);
+                skips.error(format!("{name}: {e}"));
+            }
+        }
+    }
+    c.input_bytes_done.fetch_add(pages.file_size().saturating_sub(last), Relaxed);
+    let st = pages.stats();
+    skips.add(SkipReason::TooLarge, st.warc.oversized + st.truncated);
+    true
 }
 
 /// One file given on the command line: URL = prefix + file name, or its `file://` URL.

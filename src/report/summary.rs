@@ -106,6 +106,18 @@ pub fn print_scan(st: &ScanStats, store: &Store) -> Result<()> {
         let parts: Vec<String> = st.skipped.iter().map(|(k, v)| format!("{k} {v}")).collect();
         eprintln!("skipped: {}", parts.join(", "));
     }
+    let r = &st.remote;
+    if r.files_read + r.files_finished_before + r.files_failed > 0 {
+        eprintln!(
+            "remote files: {} read, {} passed over (finished by an earlier run), {} failed{}; {} transfers resumed, {} retries",
+            r.files_read,
+            r.files_finished_before,
+            r.files_failed,
+            if r.files_failed > 0 { " (run the same command again to retry them)" } else { "" },
+            r.resumes,
+            r.retries
+        );
+    }
     if st.errors > 0 {
         eprintln!("{} read errors, e.g.:", st.errors);
         for e in st.error_samples.iter().take(5) {

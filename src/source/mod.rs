@@ -2,3 +2,6 @@
 //! produce [`detector::Page`]s that enter the pipeline at the same place as crawler fetches.
 
 pub mod dir;
+pub mod listing;
+#[cfg(feature = "crawl")]
+pub mod remote;

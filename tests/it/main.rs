@@ -25,6 +25,7 @@ mod quilts_web;
 mod recrawl;
 mod recrawl_novel;
 mod recrawl_reuse;
+mod remote_scan;
 mod replicas_reuse;
 mod review_browser;
 mod review_stopchunks;

@@ -14,11 +14,15 @@
 //! The server keeps its own [`RequestLog`] (arrival timestamps, per-host in-flight counts), so
 //! tests measure politeness from the server's side rather than trusting the crawler.
 //!
+//! [`FileServer`] serves a folder's files with HTTP Range support (and broken transfers on
+//! request) for the remote-input tests of `ditto scan`.
+//!
 //! Built-in webs: [`demo_web`] (for `ditto demo`, hosts under `.demo.test`), [`hostile_web`]
 //! (the crawler's hostile-server suite) and [`many_hosts_web`] (throughput benchmarks).
 
 mod bodies;
 mod demo;
+mod files;
 mod hostile;
 mod log;
 mod redis;
@@ -33,6 +37,7 @@ use axum::body::Bytes;
 
 pub use bodies::BOMB_INFLATED_BYTES;
 pub use demo::{demo_articles, demo_seeds, demo_web, DEMO_HOSTS, DEMO_SUFFIX};
+pub use files::{FileServer, Transfers};
 pub use hostile::{
     hostile_seeds, hostile_web, many_hosts_seeds, many_hosts_web, DRIP_BYTES_PER_SEC, DRIP_TOTAL,
     HOSTILE_HOSTS, HUGE_HEADER_BYTES,

@@ -31,7 +31,7 @@ pub use pages::{convert_record, record_to_page, Conversion, PageStats, WarcPages
 pub use reader::{WarcReader, WarcStats, DEFAULT_MAX_RECORD};
 pub use record::WarcRecord;
 #[cfg(feature = "net")]
-pub use remote::{client as remote_client, RemoteFile, RemoteOptions, RemoteStats};
+pub use remote::{client as remote_client, RemoteClient, RemoteFile, RemoteOptions, RemoteStats};
 pub use writer::{
     base32, complete_members_len, recover_open_file, recover_open_files, sha1_base32, FetchRecord, Recovery,
     WarcInfo, WarcLocation, WarcWriter, OPEN_SUFFIX, WARC_SUFFIX,

@@ -10,6 +10,9 @@ use std::io::{self, Read};
 use std::time::Duration;
 
 use reqwest::blocking::{Client, Response};
+
+/// The HTTP client remote files share (connections are pooled).
+pub type RemoteClient = Client;
 use reqwest::header::{ACCEPT_ENCODING, CONTENT_RANGE, RANGE};
 use reqwest::StatusCode;
 
@@ -102,7 +105,7 @@ impl RemoteFile {
     }
 
     /// The file's length, when the server gave it.
-    pub fn len(&self) -> Option<u64> {
+    pub fn length(&self) -> Option<u64> {
         self.len
     }
 
@@ -157,7 +160,11 @@ impl RemoteFile {
                 self.skip_delivered()
             }
             StatusCode::PARTIAL_CONTENT => {
-                let start = resp.headers().get(CONTENT_RANGE).and_then(|v| v.to_str().ok()).and_then(content_range_start);
+                let start = resp
+                    .headers()
+                    .get(CONTENT_RANGE)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(content_range_start);
                 if start != Some(self.pos) {
                     return Err(Attempt::Permanent(format!(
                         "server resumed at byte {start:?}, asked for {}",
@@ -168,7 +175,10 @@ impl RemoteFile {
                 Ok(())
             }
             StatusCode::RANGE_NOT_SATISFIABLE if self.len == Some(self.pos) => Ok(()),
-            s if s.is_server_error() || s == StatusCode::TOO_MANY_REQUESTS || s == StatusCode::REQUEST_TIMEOUT => {
+            s if s.is_server_error()
+                || s == StatusCode::TOO_MANY_REQUESTS
+                || s == StatusCode::REQUEST_TIMEOUT =>
+            {
                 Err(Attempt::Retry(format!("HTTP {}", s.as_u16())))
             }
             s => Err(Attempt::Permanent(format!("HTTP {}", s.as_u16()))),
@@ -183,7 +193,9 @@ impl RemoteFile {
         while left > 0 {
             let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
             match resp.read(&mut buf[..want]) {
-                Ok(0) => return Err(Attempt::Retry("transfer ended while skipping to the resume point".into())),
+                Ok(0) => {
+                    return Err(Attempt::Retry("transfer ended while skipping to the resume point".into()))
+                }
                 Ok(n) => left -= n as u64,
                 Err(e) => return Err(Attempt::Retry(format!("read failed: {e}"))),
             }
@@ -302,14 +314,21 @@ mod tests {
                 let rest = &body[start.min(body.len())..];
                 let reply = plan(i);
                 if let Reply::Status(code) = reply {
-                    let _ = write!(stream, "HTTP/1.1 {code} No\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 {code} No\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    );
                     continue;
                 }
                 let _ = if start > 0 {
                     let (len, last) = (rest.len(), body.len() - 1);
                     write!(stream, "HTTP/1.1 206 Partial Content\r\nContent-Length: {len}\r\nContent-Range: bytes {start}-{last}/{}\r\nConnection: close\r\n\r\n", body.len())
                 } else {
-                    write!(stream, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", rest.len())
+                    write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        rest.len()
+                    )
                 };
                 let send = match reply {
                     Reply::CutAfter(n) => &rest[..n.min(rest.len())],
@@ -343,7 +362,8 @@ mod tests {
     #[test]
     fn a_cut_transfer_is_resumed_with_range_and_gives_the_same_bytes() {
         let body: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
-        let (url, served) = serve(body.clone(), |i| if i < 2 { Reply::CutAfter(100_000) } else { Reply::Full }, 10);
+        let (url, served) =
+            serve(body.clone(), |i| if i < 2 { Reply::CutAfter(100_000) } else { Reply::Full }, 10);
         let opts = fast();
         let mut f = RemoteFile::open(client(&opts).expect("client"), &url, opts).expect("open");
         let mut got = Vec::new();
@@ -358,7 +378,8 @@ mod tests {
     fn a_file_that_keeps_failing_is_an_error_after_the_retries() {
         let body = vec![b'x'; 50_000];
         // The first transfer is cut; every resume then meets 503.
-        let (url, served) = serve(body, |i| if i == 0 { Reply::CutAfter(1_000) } else { Reply::Status(503) }, 20);
+        let (url, served) =
+            serve(body, |i| if i == 0 { Reply::CutAfter(1_000) } else { Reply::Status(503) }, 20);
         let opts = fast();
         let mut f = RemoteFile::open(client(&opts).expect("client"), &url, opts).expect("open");
         let err = f.read_to_end(&mut Vec::new()).expect_err("must give up");

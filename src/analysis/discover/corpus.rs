@@ -160,7 +160,7 @@ impl NumberedReader {
         skips: &Arc<Skips>,
     ) -> Result<(NumberedReader, Receiver<(u32, stages::Input)>)> {
         let plan = source_stage::plan(&cfg.inputs)?;
-        let opts = SourceOptions { url_prefix: cfg.url_prefix.clone(), max_body_bytes: cfg.max_body_bytes };
+        let opts = SourceOptions::local(cfg.url_prefix.clone(), cfg.max_body_bytes);
         let counters = Arc::new(SourceCounters::default());
         let (src_tx, src_rx) = crossbeam_channel::bounded::<stages::Input>(cap);
         let (seq_tx, seq_rx) = crossbeam_channel::bounded::<(u32, stages::Input)>(cap);

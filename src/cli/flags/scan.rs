@@ -54,23 +54,47 @@ pub struct ScanArgs {
     /// Scan one partition `i/N` of the inputs (several processes or machines, one store
     /// each): inputs are numbered in order — each WARC file, each single file, and each file
     /// of a directory walk — and this one reads those numbered ≡ i (mod N). Merge the stores
-    /// with `ditto report --store A --store B …`.
+    /// with `ditto report --store A --store B …`. Remote (http/https) inputs are numbered
+    /// among themselves: this one reads the remote files numbered ≡ i (mod N).
     #[arg(long)]
     pub partition: Option<crawler::partition::Partition>,
     /// Live origins of text segments (Abdel-Hamid et al. 2009) in a table of this size (e.g.
     /// 64MB), in arrival order; `ditto origins --live` prints them. Off by default.
     #[arg(long, value_parser = super::parse_bytes)]
     pub origins: Option<u64>,
-    /// WARC files, directories of pages, or single HTML/text files.
-    #[arg(required = true)]
+    /// A listing of inputs, one a line (plain or gzipped, e.g. Common Crawl's
+    /// `warc.paths.gz`); read after the inputs given as arguments. Relative lines are joined
+    /// to --base-url when given, and are local paths otherwise.
+    #[arg(long, value_name = "FILE")]
+    pub input_list: Option<PathBuf>,
+    /// Base URL for the relative lines of --input-list (e.g. https://data.commoncrawl.org/).
+    #[arg(long, value_name = "URL", requires = "input_list")]
+    pub base_url: Option<String>,
+    /// Remote files fetched at once (the one being read and the next ones), each through a
+    /// 4 MiB buffer: memory stays bounded however large the files.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub in_flight: u16,
+    /// Attempts after a failure (connection error, 5xx, a transfer cut short, which is
+    /// resumed with an HTTP Range request) before a remote file is given up and counted;
+    /// waits 0.5 s, then twice as long each time.
+    #[arg(long, default_value_t = 5)]
+    pub retries: u32,
+    /// WARC files (local paths, or http:// and https:// URLs, read as a stream), directories
+    /// of pages, or single HTML/text files. A remote file read to its end is recorded in the
+    /// store: running the same command again passes over it and retries the others.
+    #[arg(required_unless_present = "input_list")]
     pub inputs: Vec<PathBuf>,
 }
 
 impl ScanArgs {
     /// The scan's settings; `normalization` is the label set's.
     pub fn to_config(&self, normalization: Normalization) -> Result<ScanConfig> {
+        let mut inputs = self.inputs.clone();
+        if let Some(list) = &self.input_list {
+            inputs.extend(crate::source::listing::read_listing(list, self.base_url.as_deref())?);
+        }
         Ok(ScanConfig {
-            inputs: self.inputs.clone(),
+            inputs,
             url_prefix: self.url_prefix.clone(),
             normalization,
             traps: TrapRules {
@@ -82,6 +106,11 @@ impl ScanArgs {
             batch_size: 256,
             max_body_bytes: self.max_body_bytes,
             progress: self.progress,
+            remote: crate::pipeline::source_stage::RemoteInputs {
+                in_flight: usize::from(self.in_flight),
+                retries: self.retries,
+                ..Default::default()
+            },
         })
     }
 }
