@@ -19,14 +19,13 @@
 //! 3. **the parent page**: `contains(page)` and the badness of its deepest neighborhood as
 //!    stored so far (Ardi & Heidemann 2014 §3.3): links from copying pages go first.
 //! 4. **per-host learning**, at scheduling time ([`FocusState`] as the crawler's
-//!    [`HostRanker`]): a host is ranked by the estimated share of labeled chunks among the
-//!    chunks its next page will carry, `(labeled + α·s) / (chunks + α)`, where `s` is the
-//!    score of its best queued URL (the prior, at least [`PRIOR_SCORE`]) and α =
-//!    [`PRIOR_CHUNKS`] its weight: hosts
+//!    [`HostRanker`]): a host is ranked by the probability that it copies, from the score of
+//!    its best queued URL (the prior, at least [`PRIOR_SCORE`]) and the long chunks its pages
+//!    showed, labeled or not ([`HostStats::rank`], Bayes' rule over two kinds of host): hosts
 //!    whose pages carry labeled chunks get their other URLs sooner, hosts whose pages carry
-//!    text but no labeled chunk fall behind as evidence accumulates (a per-host budget that
-//!    adapts, like a Bayesian bandit's posterior mean), and pages without long text (menus,
-//!    indexes) cost a host little, which is what lets tunnelling work. Only the best
+//!    text but no labeled chunk fall behind within a page or two (a per-host budget that
+//!    adapts, like a Bayesian bandit's posterior), and pages without long text (menus,
+//!    indexes) cost a host nothing, which is what lets tunnelling work. Only the best
 //!    `--focus-hosts` hosts are fetched from at a time (`crawler::crawl::HostRanker`);
 //!    politeness is the crawler's, unchanged.
 //!
@@ -52,9 +51,10 @@ use store::FrontierEntry;
 
 /// A link from a page without labeled text inherits this share of its parent's score.
 pub const TUNNEL_DECAY: f64 = 0.5;
-/// Weight, in chunks, of a host's prior (the score of its best queued URL) against what its
-/// fetched pages showed.
-pub const PRIOR_CHUNKS: f64 = 8.0;
+/// Share of a copying host's long chunks that are labeled, as [`HostStats::rank`] assumes.
+pub const COPIER_SHARE: f64 = 0.5;
+/// Share of another host's long chunks that are labeled (quotes, coincidences).
+pub const OTHER_SHARE: f64 = 0.01;
 /// The prior of a URL without any evidence: that it leads to labeled text at all. It keeps
 /// hosts nobody has looked at (rank = this) ahead of hosts whose pages showed text and no
 /// labeled chunk (rank < this), as a bandit explores arms it has not tried.
@@ -256,12 +256,22 @@ pub struct HostStats {
 }
 
 impl HostStats {
-    /// The estimated share of labeled chunks on the host's next page whose link scored
-    /// `score`: `(labeled + α·max(score, p₀)) / (chunks + α)`, p₀ = [`PRIOR_SCORE`].
+    /// The probability that the host copies labeled content, given the score of its best
+    /// queued URL as the prior (at least [`PRIOR_SCORE`]) and what its pages showed: two
+    /// kinds of host, a copier whose long chunks are labeled with probability
+    /// [`COPIER_SHARE`] and another whose are with probability [`OTHER_SHARE`], weighed by
+    /// Bayes' rule. Text without labeled chunks lowers it fast (a host yielding nothing gets
+    /// little of the budget), pages without long text (menus, indexes) leave it as it is (so a
+    /// crawl tunnels through them), and labeled chunks raise it to near 1 (the host's other
+    /// URLs go first).
     pub fn rank(&self, score: f64) -> f64 {
-        let chunks = self.long_chunks.max(self.labeled_chunks) as f64;
-        let prior = clamp01(score).max(PRIOR_SCORE);
-        (self.labeled_chunks as f64 + PRIOR_CHUNKS * prior) / (chunks + PRIOR_CHUNKS)
+        let prior = clamp01(score).max(PRIOR_SCORE).min(1.0 - 1e-9);
+        let labeled = self.labeled_chunks as f64;
+        let other = self.long_chunks.saturating_sub(self.labeled_chunks) as f64;
+        let llr = labeled * (COPIER_SHARE / OTHER_SHARE).ln()
+            + other * ((1.0 - COPIER_SHARE) / (1.0 - OTHER_SHARE)).ln();
+        let log_odds = (prior / (1.0 - prior)).ln() + llr;
+        1.0 / (1.0 + (-log_odds).exp())
     }
 }
 
@@ -480,7 +490,7 @@ pub fn explain(log: &Path, url: &str) -> anyhow::Result<String> {
             );
             let _ = writeln!(
                 w,
-                "    host so far: {} pages, {} long chunks, {} labeled chunks; rank = (labeled + {PRIOR_CHUNKS} x max({score:.3}, {PRIOR_SCORE})) / (long chunks + {PRIOR_CHUNKS})",
+                "    host so far: {} pages, {} long chunks, {} labeled chunks; rank = P(the host copies), prior max({score:.3}, {PRIOR_SCORE}), labeled share {COPIER_SHARE} if it copies, {OTHER_SHARE} if not",
                 stats.pages, stats.long_chunks, stats.labeled_chunks
             );
         }
@@ -568,16 +578,19 @@ mod tests {
         assert!((fresh.rank(0.6) - 0.6).abs() < 1e-9); // no pages yet: the link's own score
         let copying = HostStats { pages: 3, long_chunks: 20, labeled_chunks: 15 };
         let decoy = HostStats { pages: 3, long_chunks: 24, labeled_chunks: 0 };
-        let menus = HostStats { pages: 3, long_chunks: 1, labeled_chunks: 0 };
-        // A copying host's plain links beat a decoy's title-named ones.
-        assert!(copying.rank(0.1) > decoy.rank(0.8));
-        // Text without labeled chunks costs a host; menu pages hardly do (tunnelling).
-        assert!(decoy.rank(0.8) < 0.3 * fresh.rank(0.8));
-        assert!(menus.rank(0.4) > 0.8 * fresh.rank(0.4));
+        let one_text_page = HostStats { pages: 1, long_chunks: 5, labeled_chunks: 0 };
+        let menus = HostStats { pages: 3, long_chunks: 0, labeled_chunks: 0 };
+        // A copying host's plain links beat a decoy's title-named ones, and go near 1.
+        assert!(copying.rank(0.0) > 0.99 && decoy.rank(0.8) < 1e-3);
+        // One page of text without labeled chunks is enough to fall well behind.
+        assert!(one_text_page.rank(0.8) < 0.2 * fresh.rank(0.8));
+        // Menu pages change nothing (tunnelling).
+        assert!((menus.rank(0.4) - 0.4).abs() < 1e-9);
         // No evidence at all: hosts nobody looked at and hosts of menus alone come before
         // hosts whose text had no labeled chunk.
-        assert_eq!(fresh.rank(0.0), PRIOR_SCORE);
+        assert!((fresh.rank(0.0) - PRIOR_SCORE).abs() < 1e-9);
         assert!(menus.rank(0.0) > decoy.rank(0.0) && decoy.rank(0.0) > 0.0);
+        assert!(fresh.rank(f64::NAN).is_finite() && fresh.rank(1.0) < 1.0);
     }
 
     #[test]
