@@ -80,7 +80,15 @@ pub struct CrawlConfig {
     /// With a ranker: how many of the best-ranked hosts may be fetched from; the others
     /// wait until they rank among them.
     pub focus_hosts: usize,
+    /// With a ranker: beyond the best [`FOCUS_MIN_HOSTS`] hosts, only hosts ranked at least
+    /// this share of the best host's rank are fetched from (the page budget goes to the
+    /// hosts that promise most, while a few always explore).
+    pub focus_rank_span: f64,
 }
+
+/// With a ranker, this many of the best hosts are always eligible (see
+/// [`CrawlConfig::focus_rank_span`]).
+pub const FOCUS_MIN_HOSTS: usize = 8;
 
 impl Default for CrawlConfig {
     fn default() -> Self {
@@ -98,6 +106,7 @@ impl Default for CrawlConfig {
             idle_grace: Duration::from_secs(60),
             ranker: None,
             focus_hosts: 64,
+            focus_rank_span: 0.1,
         }
     }
 }

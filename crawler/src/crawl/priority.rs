@@ -3,13 +3,15 @@
 //! The crawler knows nothing of detection: links come with priorities, and a caller that
 //! learns something per host (a focused crawl: which hosts carry labeled content) ranks hosts
 //! through this trait. With a ranker, only the best [`CrawlConfig::focus_hosts`] hosts that
-//! can fetch at all are eligible; a host among them that must still wait for its politeness
+//! can fetch at all are eligible, and beyond the best [`super::FOCUS_MIN_HOSTS`] only those
+//! ranked at least [`CrawlConfig::focus_rank_span`] × the best rank; a host among them that must still wait for its politeness
 //! delay keeps its place (a worse host is not fetched instead), so the page budget goes to
 //! the best hosts, while politeness (delays, one request per host, robots.txt, backoff) is
 //! exactly as without one. Without a ranker every queued host is eligible, best priority
 //! first, as before.
 //!
 //! [`CrawlConfig::focus_hosts`]: super::CrawlConfig::focus_hosts
+//! [`CrawlConfig::focus_rank_span`]: super::CrawlConfig::focus_rank_span
 
 use store::FrontierEntry;
 

@@ -229,6 +229,7 @@ impl Scheduler {
         let mut pass = Pass::default();
         let mut result = Ok(());
         let mut eligible = 0usize;
+        let best_rank = queued.iter().map(|h| h.rank).find(|r| r.is_finite()).unwrap_or(0.0);
         for h in &queued {
             if self.in_flight >= self.cfg.max_in_flight || self.pages_started >= self.cfg.max_pages {
                 break;
@@ -237,7 +238,9 @@ impl Scheduler {
             if self.cfg.ranker.is_some() {
                 // Resting and refused hosts cannot use a place among the best.
                 if !self.is_resting(&h.host, now) && !matches!(self.robots.get(&h.host), Some(RobotsSlot::Refused)) {
-                    if eligible >= self.cfg.focus_hosts.max(1) {
+                    let beyond_span = eligible >= super::FOCUS_MIN_HOSTS
+                        && h.rank < best_rank * self.cfg.focus_rank_span;
+                    if eligible >= self.cfg.focus_hosts.max(1) || beyond_span {
                         break;
                     }
                     eligible += 1;
