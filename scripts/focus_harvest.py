@@ -198,6 +198,28 @@ def svg(curves, web_pages, avg, path):
     Path(path).write_text("\n".join(parts) + "\n")
 
 
+def crawl(args, work, web, dls, focus, log):
+    """One crawl of the web behind a fresh nginx; returns its wall time in seconds."""
+    if log.exists():
+        log.unlink()
+    db = work / f"{focus}.db"
+    if db.exists():
+        subprocess.run(["rm", "-rf", str(db)], check=True)
+    pid = start_nginx(work, web, args.port, log)
+    try:
+        t0 = time.time()
+        cmd = [args.ditto, "crawl", "--store", db, "--labelset", dls, "--seeds", web / "seeds.txt",
+               "--scope", "any", "--resolve", f"*.focus.test=127.0.0.1:{args.port}", "--user-agent", UA,
+               "--min-delay-ms", args.min_delay_ms, "--focus", focus, "--progress", "none",
+               "--threads", args.threads, "--stats-json", work / f"{focus}.json"]
+        if focus == "labeled" and args.extra:
+            cmd += args.extra.split()
+        run(cmd)
+        return round(time.time() - t0, 1)
+    finally:
+        stop_nginx(work, pid)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--web", required=True, type=Path)
@@ -210,6 +232,8 @@ def main():
     ap.add_argument("--focus", default="labeled,bfs")
     ap.add_argument("--extra", default="", help="more `ditto crawl` flags for the labeled crawl")
     ap.add_argument("--svg", type=Path)
+    ap.add_argument("--analyze-only", action="store_true",
+                    help="no crawls: read the access logs and stats of an earlier run in --work")
     args = ap.parse_args()
     web, work = args.web.resolve(), args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -231,35 +255,20 @@ def main():
     results = {}
     for focus in args.focus.split(","):
         log = work / f"access-{focus}.log"
-        if log.exists():
-            log.unlink()
-        db = work / f"{focus}.db"
-        if db.exists():
-            subprocess.run(["rm", "-rf", str(db)], check=True)
-        pid = start_nginx(work, web, args.port, log)
-        try:
-            t0 = time.time()
-            cmd = [args.ditto, "crawl", "--store", db, "--labelset", dls, "--seeds", web / "seeds.txt",
-                   "--scope", "any", "--resolve", f"*.focus.test=127.0.0.1:{args.port}", "--user-agent", UA,
-                   "--min-delay-ms", args.min_delay_ms, "--focus", focus, "--progress", "none",
-                   "--threads", args.threads, "--stats-json", work / f"{focus}.json"]
-            if focus == "labeled" and args.extra:
-                cmd += args.extra.split()
-            run(cmd)
-            secs = time.time() - t0
-        finally:
-            stop_nginx(work, pid)
+        secs = None
+        if not args.analyze_only:
+            secs = crawl(args, work, web, dls, focus, log)
         rows = read_log(log)
         cum, hosts_seq = curve(rows, t)
         stats = json.loads((work / f"{focus}.json").read_text())
         results[focus] = {
             "cum": cum,
-            "seconds": round(secs, 1),
+            "seconds": secs if secs is not None else round(stats["crawl"]["seconds"], 1),
             "half_copying_hosts_at": pages_until_half(hosts_seq, copying),
             "politeness": politeness(rows, args.min_delay_ms),
             "store_pages": stats["crawl"]["pages"],
         }
-    budgets = sorted({max(1, round(web_pages * f)) for f in (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)})
+    budgets = sorted({max(1, round(web_pages * f)) for f in (0.01, 0.02, 0.05, 0.1, 0.125, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0)})
     order = list(results)
     print(f"\nweb: {len(kinds)} hosts ({len(copying)} copying), {web_pages} pages, {web_chunks} labeled chunks "
           f"({avg:.2f} per page)\n")

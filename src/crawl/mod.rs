@@ -24,9 +24,9 @@ use detector::{Normalization, TrapRules};
 use serde::Serialize;
 use store::Store;
 
+use crate::pipeline::focus::{FocusState, TitleIndex};
 use crate::pipeline::progress::ProgressMode;
 use crate::pipeline::source_stage::SourceCounters;
-use crate::pipeline::focus::{FocusState, TitleIndex};
 use crate::pipeline::stages::{Focus, Input, LinkSettings, Matcher};
 use crate::pipeline::{run_pipeline, PipelineSettings, ScanStats};
 
@@ -201,7 +201,9 @@ pub fn run_partition(
             let titles = TitleIndex::new(s.focus_opts.titles.iter().map(String::as_str));
             let mut state = FocusState::new(titles);
             if let Some(path) = &s.focus_opts.log {
-                state = state.with_log(path).with_context(|| format!("opening the focus log {}", path.display()))?;
+                state = state
+                    .with_log(path)
+                    .with_context(|| format!("opening the focus log {}", path.display()))?;
             }
             Some(Arc::new(state))
         }
@@ -211,8 +213,12 @@ pub fn run_partition(
         crawl_cfg.ranker = Some(f.clone());
         crawl_cfg.focus_hosts = s.focus_opts.hosts.max(1);
     }
-    matcher.links =
-        Some(LinkSettings { policy: policy.clone(), focus: s.focus, store: store.clone(), focused: focused.clone() });
+    matcher.links = Some(LinkSettings {
+        policy: policy.clone(),
+        focus: s.focus,
+        store: store.clone(),
+        focused: focused.clone(),
+    });
 
     let recorder: Option<Arc<dyn FetchRecorder>> = match &s.warc_dir {
         None => None,

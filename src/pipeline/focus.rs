@@ -160,7 +160,11 @@ impl TitleIndex {
 
     fn significant(toks: &[String]) -> bool {
         match toks {
-            [one] => one.len() >= MIN_WORD_TITLE_BYTES && !is_stop_word(one) && !one.chars().all(|c| c.is_numeric()),
+            [one] => {
+                one.len() >= MIN_WORD_TITLE_BYTES
+                    && !is_stop_word(one)
+                    && !one.chars().all(|c| c.is_numeric())
+            }
             _ => toks.iter().any(|t| !is_stop_word(t)),
         }
     }
@@ -316,7 +320,13 @@ pub struct FocusState {
 
 impl FocusState {
     pub fn new(titles: TitleIndex) -> Self {
-        FocusState { titles, hosts: Mutex::new(HashMap::new()), log: None, log_path: None, takes: AtomicU64::new(0) }
+        FocusState {
+            titles,
+            hosts: Mutex::new(HashMap::new()),
+            log: None,
+            log_path: None,
+            takes: AtomicU64::new(0),
+        }
     }
 
     /// Append explanations to `path` (created if missing; a resumed crawl appends).
@@ -452,7 +462,11 @@ pub fn explain(log: &Path, url: &str) -> anyhow::Result<String> {
         .or(links.first());
     match link {
         Some(LogLine::Link { from, depth, anchor, priority, evidence: e, .. }) => {
-            let _ = writeln!(w, "  queued from {from:?} at depth {depth} with score {:.3} (priority {priority})", e.score);
+            let _ = writeln!(
+                w,
+                "  queued from {from:?} at depth {depth} with score {:.3} (priority {priority})",
+                e.score
+            );
             let _ = writeln!(w, "    anchor text {anchor:?}: {}", hit_text(&e.anchor_title));
             let _ = writeln!(w, "    URL tokens: {}", hit_text(&e.url_title));
             let _ = writeln!(w, "    link context evidence {:.3} = 1 - (1 - anchor)(1 - URL)", e.context);

@@ -57,10 +57,7 @@ pub fn rank_hosts(hosts: Vec<(String, u32)>, ranker: Option<&dyn HostRanker>) ->
         })
         .collect();
     out.sort_by(|a, b| {
-        b.rank
-            .total_cmp(&a.rank)
-            .then(b.best_priority.cmp(&a.best_priority))
-            .then(a.host.cmp(&b.host))
+        b.rank.total_cmp(&a.rank).then(b.best_priority.cmp(&a.best_priority)).then(a.host.cmp(&b.host))
     });
     out
 }

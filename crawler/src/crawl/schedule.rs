@@ -237,9 +237,11 @@ impl Scheduler {
             let slot = Slot { rank: h.rank, position: eligible };
             if self.cfg.ranker.is_some() {
                 // Resting and refused hosts cannot use a place among the best.
-                if !self.is_resting(&h.host, now) && !matches!(self.robots.get(&h.host), Some(RobotsSlot::Refused)) {
-                    let beyond_span = eligible >= super::FOCUS_MIN_HOSTS
-                        && h.rank < best_rank * self.cfg.focus_rank_span;
+                if !self.is_resting(&h.host, now)
+                    && !matches!(self.robots.get(&h.host), Some(RobotsSlot::Refused))
+                {
+                    let beyond_span =
+                        eligible >= super::FOCUS_MIN_HOSTS && h.rank < best_rank * self.cfg.focus_rank_span;
                     if eligible >= self.cfg.focus_hosts.max(1) || beyond_span {
                         break;
                     }
