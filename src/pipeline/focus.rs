@@ -269,7 +269,7 @@ impl HostStats {
     /// crawl tunnels through them), and labeled chunks raise it to near 1 (the host's other
     /// URLs go first).
     pub fn rank(&self, score: f64) -> f64 {
-        let prior = clamp01(score).max(PRIOR_SCORE).min(1.0 - 1e-9);
+        let prior = clamp01(score).clamp(PRIOR_SCORE, 1.0 - 1e-9);
         let labeled = self.labeled_chunks as f64;
         let other = self.long_chunks.saturating_sub(self.labeled_chunks) as f64;
         let llr = labeled * (COPIER_SHARE / OTHER_SHARE).ln()
