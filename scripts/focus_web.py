@@ -4,6 +4,7 @@ Wikipedia are rare, deep and named by no seed, ordinary hosts link to them, and 
 carry pages about the same articles (title-named URLs and anchors) that do not copy.
 
     python3 scripts/focus_web.py --out /tmp/focusweb [--data ../shared/data] [--seed 27]
+        [--portals 7 --ordinary 480 --copying 24 --decoys 24]
 
 Writes OUT/hosts/HOST/... (one directory per virtual host, `index.html` for `/`),
 OUT/seeds.txt, OUT/hosts.tsv (host, kind, pages) and OUT/web.json (counts). Text is real:
@@ -14,7 +15,8 @@ theirs is in the label set. Deterministic for a given --seed. Nothing here is co
 the repository; the web is generated from ../shared/data where it is used.
 
 Structure (depth = links from a seed):
-- 7 portals (the seeds, 3 pages each) list ordinary hosts only;
+- 7 portals (the seeds, 3 pages each) list ordinary hosts only (each a seventh of them and
+  10 more at random);
 - 480 ordinary hosts: home -> 2 sections -> 3-9 articles of Debian text; home pages carry a
   few "friends" links (mostly ordinary hosts, 1 in 5 home pages one copying or decoy host's
   home, named by its site name), and 1 ordinary host in 5 has an article with a "further
@@ -122,6 +124,10 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--data", default=str(Path(__file__).resolve().parent.parent.parent / "shared" / "data"))
     ap.add_argument("--seed", type=int, default=27)
+    ap.add_argument("--portals", type=int, default=N_PORTALS)
+    ap.add_argument("--ordinary", type=int, default=N_ORDINARY)
+    ap.add_argument("--copying", type=int, default=N_COPY)
+    ap.add_argument("--decoys", type=int, default=N_DECOY)
     args = ap.parse_args()
     rng = random.Random(args.seed)
     data = Path(args.data)
@@ -158,10 +164,10 @@ def main():
                 names.add(n)
                 return n
 
-    portals = ["portal%d" % i for i in range(1, N_PORTALS + 1)]
-    ordinary = [name("o") for _ in range(N_ORDINARY)]
-    copying = [name("c") for _ in range(N_COPY)]
-    decoys = [name("d") for _ in range(N_DECOY)]
+    portals = ["portal%d" % i for i in range(1, args.portals + 1)]
+    ordinary = [name("o") for _ in range(args.ordinary)]
+    copying = [name("c") for _ in range(args.copying)]
+    decoys = [name("d") for _ in range(args.decoys)]
     site_name = {h: "%s %s" % (h.rstrip("0123456789").capitalize(), "Pages") for h in ordinary + copying + decoys}
 
     files = {}  # (host, path) -> html
@@ -219,13 +225,13 @@ def main():
         friends = [url(x) for x in rng.sample(ordinary, 3) if x != h]
         extra = []
         if rng.random() < 0.2:
-            k = rng.choice(["copy", "decoy"])
+            k = rng.choice(["copy", "decoy"] if decoys else ["copy"])
             target = rng.choice(copying if k == "copy" else decoys)
             extra.append((url(target), site_name[target]))
             links_to[k] += 1
         home_extra[h] = [(f, site_name[f.split("//")[1].split(".")[0]]) for f in friends] + extra
         if rng.random() < 0.2:
-            k = rng.choice(["copy", "decoy"])
+            k = rng.choice(["copy", "decoy"] if decoys else ["copy"])
             target, title = rng.choice(deep_targets[k])
             article_extra[h] = (target, title)
             links_to[k] += 1
@@ -257,8 +263,8 @@ def main():
     # Portals: the seeds; each lists a share of the ordinary hosts over 3 pages.
     for pi, p in enumerate(portals):
         kind_of[p] = "portal"
-        mine = [h for j, h in enumerate(ordinary) if j % N_PORTALS == pi]
-        mine += rng.sample(ordinary, 10)
+        mine = [h for j, h in enumerate(ordinary) if j % len(portals) == pi]
+        mine += rng.sample(ordinary, min(10, len(ordinary)))
         chunks = [mine[i::3] for i in range(3)]
         for k, part in enumerate(chunks):
             li = "".join("<li>" + a(url(h), site_name[h]) + "</li>" for h in part)
