@@ -185,15 +185,16 @@ def svg(curves, web_pages, avg, path):
     parts.append(f'<text x="16" y="{(mt+h-mb)/2}" text-anchor="middle" transform="rotate(-90 16 {(mt+h-mb)/2})">labeled chunks found</text>')
     # Random order: the web's average yield per page.
     parts.append(f'<line x1="{X(0)}" y1="{Y(0)}" x2="{X(xmax):.1f}" y2="{Y(avg*xmax):.1f}" stroke="#aaa" stroke-width="1.5" stroke-dasharray="2,3"/>')
+    lx = ml + 0.4 * (w - ml - mr)  # the legend, clear of both curves' usual paths
     for k, (label, c, color) in enumerate(curves):
         step = max(1, len(c) // 600)
         pts = " ".join(f"{X(i+1):.1f},{Y(v):.1f}" for i, v in enumerate(c) if i % step == 0 or i == len(c) - 1)
         parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{pts}"/>')
-        parts.append(f'<line x1="{ml+20}" x2="{ml+45}" y1="{mt+20+18*k}" y2="{mt+20+18*k}" stroke="{color}" stroke-width="2"/>')
-        parts.append(f'<text x="{ml+50}" y="{mt+24+18*k}">{label}</text>')
+        parts.append(f'<line x1="{lx}" x2="{lx+25}" y1="{mt+20+18*k}" y2="{mt+20+18*k}" stroke="{color}" stroke-width="2"/>')
+        parts.append(f'<text x="{lx+30}" y="{mt+24+18*k}">{label}</text>')
     k = len(curves)
-    parts.append(f'<line x1="{ml+20}" x2="{ml+45}" y1="{mt+20+18*k}" y2="{mt+20+18*k}" stroke="#aaa" stroke-dasharray="2,3"/>')
-    parts.append(f'<text x="{ml+50}" y="{mt+24+18*k}">random order (the web\'s average per page)</text>')
+    parts.append(f'<line x1="{lx}" x2="{lx+25}" y1="{mt+20+18*k}" y2="{mt+20+18*k}" stroke="#aaa" stroke-dasharray="2,3"/>')
+    parts.append(f'<text x="{lx+30}" y="{mt+24+18*k}">random order (the web\'s average per page)</text>')
     parts.append("</svg>")
     Path(path).write_text("\n".join(parts) + "\n")
 
