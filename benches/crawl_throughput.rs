@@ -81,6 +81,7 @@ fn main() {
         normalization: loaded.normalization,
         metrics: None,
         metrics_remote: false,
+        focus_opts: Default::default(),
     };
     let start = Instant::now();
     let summary = run(settings, store.clone(), loaded.matcher, Arc::new(AtomicBool::new(false))).unwrap();

@@ -315,6 +315,12 @@ pub fn source_names(store: &Store, labelset: Option<&Path>) -> Box<dyn SourceNam
     }
 }
 
+/// The titles of a label set's sources (for a focused crawl's link scoring).
+pub fn source_titles(labelset: &Path) -> Result<Vec<String>> {
+    let ls = LabelSet::open(labelset).with_context(|| format!("opening label set {}", labelset.display()))?;
+    Ok((0..ls.source_count()).filter_map(|i| ls.source(i as u32).map(|s| s.title.to_string())).collect())
+}
+
 /// The normalization a store's chunks were hashed with (its label set's, else the default).
 pub fn store_normalization(store: &Store) -> Result<Normalization> {
     match store.label_set()? {

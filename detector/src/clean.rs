@@ -25,7 +25,7 @@ mod html;
 #[cfg(test)]
 mod tests;
 
-pub use html::{MAX_BLOCKS, MAX_BLOCK_BYTES, MAX_LINKS};
+pub use html::{MAX_ANCHOR_BYTES, MAX_BLOCKS, MAX_BLOCK_BYTES, MAX_LINKS};
 
 pub use crate::blocks::{BlockList, TextBlocks};
 
@@ -62,6 +62,10 @@ pub struct CleanedDoc {
     pub block_tags: Vec<&'static str>,
     /// Absolute outgoing link URLs (http, https, ftp; fragment removed) in document order.
     pub links: Vec<String>,
+    /// The anchor text of each link, parallel to `links` (whitespace collapsed, at most
+    /// [`MAX_ANCHOR_BYTES`]; empty for `<area>` and for links without text). A focused crawl
+    /// scores links by it.
+    pub anchors: Vec<String>,
     /// Name of the encoding the body was decoded with (WHATWG name, e.g. `"UTF-8"`,
     /// `"windows-1252"`); `""` when the body was not decoded (`kind` is `None`).
     pub encoding: &'static str,
@@ -196,6 +200,7 @@ pub fn clean(
                 blocks: out.blocks,
                 block_tags: out.block_tags,
                 links: out.links,
+                anchors: out.anchors,
                 encoding,
                 kind: Some(kind),
                 truncated: out.truncated,
@@ -207,6 +212,7 @@ pub fn clean(
                 block_tags: vec![""; blocks.len()],
                 blocks,
                 links: Vec::new(),
+                anchors: Vec::new(),
                 encoding,
                 kind: Some(kind),
                 truncated,

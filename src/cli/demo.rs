@@ -126,6 +126,11 @@ pub fn run_demo(out_dir: &Path, quiet: bool) -> Result<DemoOutcome> {
         normalization: loaded.normalization,
         metrics: None,
         metrics_remote: false,
+        focus_opts: crate::crawl::FocusOptions {
+            titles: crate::labelset::source_titles(&labelset)?,
+            log: Some(crate::pipeline::focus::log_path_for(&out_dir.join("crawl.db"))),
+            ..Default::default()
+        },
     };
     let summary = run(settings, store.clone(), loaded.matcher, Arc::new(AtomicBool::new(false)))?;
 

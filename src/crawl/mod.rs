@@ -24,6 +24,7 @@ use detector::{Normalization, TrapRules};
 use serde::Serialize;
 use store::Store;
 
+use crate::pipeline::focus::{FocusState, TitleIndex};
 use crate::pipeline::progress::ProgressMode;
 use crate::pipeline::source_stage::SourceCounters;
 use crate::pipeline::stages::{Focus, Input, LinkSettings, Matcher};
@@ -50,6 +51,25 @@ pub struct CrawlSettings {
     /// Serve Prometheus metrics here while crawling (loopback unless `metrics_remote`).
     pub metrics: Option<std::net::SocketAddr>,
     pub metrics_remote: bool,
+    /// `--focus labeled`: titles, log, hosts fetched from at a time.
+    pub focus_opts: FocusOptions,
+}
+
+/// A focused crawl's inputs (`--focus labeled`; `crate::pipeline::focus`).
+#[derive(Debug, Clone)]
+pub struct FocusOptions {
+    /// The label set's source titles, matched against anchors and URLs.
+    pub titles: Vec<String>,
+    /// Where to append the explanation of each queued link and page fetch.
+    pub log: Option<PathBuf>,
+    /// How many of the best-ranked hosts are fetched from at a time.
+    pub hosts: usize,
+}
+
+impl Default for FocusOptions {
+    fn default() -> Self {
+        FocusOptions { titles: Vec::new(), log: None, hosts: 64 }
+    }
 }
 
 /// What a crawl did: the crawler's side and the detection side.
@@ -175,7 +195,30 @@ pub fn run_partition(
         policy = policy.with_partition(r.clone());
     }
     let policy = Arc::new(policy);
-    matcher.links = Some(LinkSettings { policy: policy.clone(), focus: s.focus, store: store.clone() });
+    let focused = match s.focus {
+        Focus::Bfs => None,
+        Focus::Labeled => {
+            let titles = TitleIndex::new(s.focus_opts.titles.iter().map(String::as_str));
+            let mut state = FocusState::new(titles);
+            if let Some(path) = &s.focus_opts.log {
+                state = state
+                    .with_log(path)
+                    .with_context(|| format!("opening the focus log {}", path.display()))?;
+            }
+            Some(Arc::new(state))
+        }
+    };
+    let mut crawl_cfg = s.crawl.clone();
+    if let Some(f) = &focused {
+        crawl_cfg.ranker = Some(f.clone());
+        crawl_cfg.focus_hosts = s.focus_opts.hosts.max(1);
+    }
+    matcher.links = Some(LinkSettings {
+        policy: policy.clone(),
+        focus: s.focus,
+        store: store.clone(),
+        focused: focused.clone(),
+    });
 
     let recorder: Option<Arc<dyn FetchRecorder>> = match &s.warc_dir {
         None => None,
@@ -219,7 +262,6 @@ pub fn run_partition(
     let detection = {
         let (store2, rec2, counters2, slot, stop2) =
             (store.clone(), recorder.clone(), counters.clone(), report_slot.clone(), stop.clone());
-        let crawl_cfg = s.crawl.clone();
         let seeds = s.seeds.clone();
         run_pipeline(&settings, store.clone(), matcher, move |tx, _skips, c| {
             let rt = tokio::runtime::Builder::new_multi_thread()
@@ -236,6 +278,9 @@ pub fn run_partition(
         })?
     };
     progress.finish();
+    if let Some(f) = &focused {
+        f.flush();
+    }
     let mut warc_files = Vec::new();
     if let Some(r) = &recorder {
         r.close();

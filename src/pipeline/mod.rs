@@ -11,6 +11,7 @@
 //! stages are pools of `threads` workers each. The crawler hands its fetched pages to the same
 //! stages (DESIGN.md), so a scan and a crawl detect identically.
 
+pub mod focus;
 pub mod metrics;
 pub mod pool;
 pub mod progress;

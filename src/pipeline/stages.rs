@@ -11,6 +11,7 @@ use detector::matching::{match_page, ChunkLookup, StopList};
 use detector::{CleanOptions, NeighborhoodAccumulator, Normalization, Page, TrapReason, TrapRules};
 use store::{Evidence, FrontierEntry, PageRecord, PageWrite, SourceCount, Store};
 
+use super::focus::{link_evidence, priority_score, score_priority, FocusState};
 use super::metrics::{SkipReason, Skips};
 use crate::live::neardups::LiveNearDups;
 
@@ -242,6 +243,9 @@ pub struct LinkSettings {
     pub focus: Focus,
     /// For the badness of the page's neighborhoods (read as stored so far).
     pub store: Arc<Store>,
+    /// `--focus labeled`: link context, tunnelling and per-host learning
+    /// ([`super::focus`]); without it labeled links are ordered by [`link_priority`] alone.
+    pub focused: Option<Arc<FocusState>>,
 }
 
 /// The priority of links found on a page (higher is fetched first).
@@ -305,10 +309,19 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
             .map(|a| a.badness())
             .unwrap_or(0.0);
         let depth = t.depth + 1;
-        let priority = link_priority(ls.focus, v.contains, badness, depth);
-        for href in &p.doc.links {
-            if let Some(e) = ls.policy.admit(Some(&p.page.url), href, depth, priority) {
-                links.push(e);
+        match (&ls.focused, ls.focus) {
+            (Some(f), Focus::Labeled) => {
+                let long = long_chunks(&p.doc.blocks, m.chunks.min_member_bytes());
+                f.observe(&t.host_key, long, v.labeled_chunks);
+                focused_links(f, ls, &p, t, v.contains.max(badness), &mut links);
+            }
+            _ => {
+                let priority = link_priority(ls.focus, v.contains, badness, depth);
+                for href in &p.doc.links {
+                    if let Some(e) = ls.policy.admit(Some(&p.page.url), href, depth, priority) {
+                        links.push(e);
+                    }
+                }
             }
         }
         // Partitioned crawls: links to hosts another partition owns are sent to it now,
@@ -347,6 +360,38 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
         links,
         shingles: p.replica.shingles,
         text,
+    }
+}
+
+/// Blocks of at least `min_bytes` bytes (after trimming): the chunks that could be labeled.
+fn long_chunks(blocks: &detector::TextBlocks, min_bytes: usize) -> u32 {
+    blocks.iter().filter(|b| b.trim().len() >= min_bytes.max(1)).count() as u32
+}
+
+/// `--focus labeled`: each link scored by its anchor text and URL against the label set's
+/// titles, the parent's relevance and tunnelling ([`super::focus::link_evidence`]); links
+/// with evidence that are new to the frontier are logged.
+fn focused_links(
+    f: &FocusState,
+    ls: &LinkSettings,
+    p: &FingerprintedPage,
+    ticket: &FrontierEntry,
+    relevance: f64,
+    links: &mut Vec<FrontierEntry>,
+) {
+    let depth = ticket.depth + 1;
+    // Seeds are queued at the top priority: that is no evidence to pass on.
+    let parent_score = if ticket.depth == 0 { 0.0 } else { priority_score(ticket.priority) };
+    for (i, href) in p.doc.links.iter().enumerate() {
+        let anchor = p.doc.anchors.get(i).map(String::as_str).unwrap_or("");
+        let ev = link_evidence(&f.titles, anchor, href, relevance, parent_score);
+        let priority = score_priority(ev.score, depth);
+        if let Some(e) = ls.policy.admit(Some(&p.page.url), href, depth, priority) {
+            if ev.score > 0.0 && !ls.store.frontier_seen(&e.url) {
+                f.log_link(&e, &p.page.url, anchor, &ev);
+            }
+            links.push(e);
+        }
     }
 }
 

@@ -9,10 +9,12 @@
 //! | `schedule.rs` | the loop: which host to fetch from next, when to stop |
 //! | `finish.rs` | a finished fetch back into host states, the frontier and the sink |
 //! | `links.rs` | [`LinkPolicy`]: which links enter the frontier |
+//! | `priority.rs` | [`HostRanker`]: which hosts are fetched from next, when the caller ranks them |
 //! | `events.rs` | [`CrawlEvent`] and [`CrawlCounters`] |
 //! | `run.rs` | [`crawl`]: resume, seed, schedule, wind down (feature `net`) |
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use detector::Page;
@@ -25,6 +27,7 @@ mod events;
 #[cfg(feature = "net")]
 mod finish;
 mod links;
+mod priority;
 #[cfg(feature = "net")]
 mod run;
 #[cfg(feature = "net")]
@@ -32,6 +35,7 @@ mod schedule;
 
 pub use events::{CrawlCounters, CrawlEvent};
 pub use links::LinkPolicy;
+pub use priority::{rank_hosts, HostRanker, RankedHost};
 #[cfg(feature = "net")]
 pub use run::{crawl, CrawlIo, FetchRecorder};
 
@@ -70,7 +74,21 @@ pub struct CrawlConfig {
     /// Longest wait for pages still in detection (holding in-flight tickets) to add links
     /// once the frontier is empty.
     pub idle_grace: Duration,
+    /// Ranks hosts (a focused crawl's per-host learning); None: best priority first, every
+    /// queued host eligible ([`HostRanker`]).
+    pub ranker: Option<Arc<dyn HostRanker>>,
+    /// With a ranker: how many of the best-ranked hosts may be fetched from; the others
+    /// wait until they rank among them.
+    pub focus_hosts: usize,
+    /// With a ranker: beyond the best [`FOCUS_MIN_HOSTS`] hosts, only hosts ranked at least
+    /// this share of the best host's rank are fetched from (the page budget goes to the
+    /// hosts that promise most, while a few always explore).
+    pub focus_rank_span: f64,
 }
+
+/// With a ranker, this many of the best hosts are always eligible (see
+/// [`CrawlConfig::focus_rank_span`]).
+pub const FOCUS_MIN_HOSTS: usize = 8;
 
 impl Default for CrawlConfig {
     fn default() -> Self {
@@ -86,6 +104,9 @@ impl Default for CrawlConfig {
             max_redirects: 5,
             accept_content: |ct, body| detector::clean::sniff_kind(ct, body).is_some(),
             idle_grace: Duration::from_secs(60),
+            ranker: None,
+            focus_hosts: 64,
+            focus_rank_span: 0.1,
         }
     }
 }

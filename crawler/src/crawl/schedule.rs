@@ -13,6 +13,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use url::Url;
 
 use super::finish::{fetch_robots, Done, DoneKind};
+use super::priority::{rank_hosts, RankedHost};
 use super::{CrawlConfig, CrawlCounters, CrawlEvent, CrawlIo, FetchRecorder, LinkPolicy, PageSink};
 use crate::error::CrawlError;
 use crate::fetch::{FetchErrorKind, Fetcher};
@@ -56,6 +57,13 @@ pub(super) enum RobotsSlot {
     Refused,
 }
 
+/// A host's place in a pass: its rank and position among the eligible hosts.
+#[derive(Clone, Copy)]
+struct Slot {
+    rank: f64,
+    position: usize,
+}
+
 /// What one pass over the queued hosts did.
 #[derive(Default)]
 struct Pass {
@@ -86,8 +94,8 @@ pub(super) struct Scheduler {
     done_tx: UnboundedSender<Done>,
     pub(super) in_flight: usize,
     pages_started: u64,
-    /// Hosts with queued URLs and their best priority, best first.
-    queued: Vec<(String, u32)>,
+    /// Hosts with queued URLs, their best priority and rank, best first.
+    queued: Vec<RankedHost>,
     /// When `queued` was read; None forces a read (new links may have arrived).
     last_refresh: Option<Instant>,
     /// Since when nothing was fetchable and nothing fetching.
@@ -205,26 +213,42 @@ impl Scheduler {
         if let Some(r) = &self.links.partition {
             r.poll(&self.store)?;
         }
-        self.queued = self.store.frontier_hosts()?;
-        // Best priority first; SURT order breaks ties, so runs are repeatable.
-        self.queued.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        // Best rank (or priority) first; SURT order breaks ties, so runs are repeatable.
+        self.queued = rank_hosts(self.store.frontier_hosts()?, self.cfg.ranker.as_deref());
         self.counters.queued_hosts.store(self.queued.len() as u64, Relaxed);
         self.last_refresh = Some(now);
         Ok(())
     }
 
     /// One pass over the queued hosts, best first, starting what is due within the
-    /// in-flight and page limits.
+    /// in-flight and page limits (and, with a ranker, among the `focus_hosts` best hosts
+    /// that can fetch at all: see `super::priority`).
     async fn start_due_hosts(&mut self, now: Instant) -> Result<Pass, CrawlError> {
         // Taken out while hosts are started (starting one needs `&mut self`).
         let queued = std::mem::take(&mut self.queued);
         let mut pass = Pass::default();
         let mut result = Ok(());
-        for (host, _) in &queued {
+        let mut eligible = 0usize;
+        let best_rank = queued.iter().map(|h| h.rank).find(|r| r.is_finite()).unwrap_or(0.0);
+        for h in &queued {
             if self.in_flight >= self.cfg.max_in_flight || self.pages_started >= self.cfg.max_pages {
                 break;
             }
-            result = self.start_host(host, now, &mut pass).await;
+            let slot = Slot { rank: h.rank, position: eligible };
+            if self.cfg.ranker.is_some() {
+                // Resting and refused hosts cannot use a place among the best.
+                if !self.is_resting(&h.host, now)
+                    && !matches!(self.robots.get(&h.host), Some(RobotsSlot::Refused))
+                {
+                    let beyond_span =
+                        eligible >= super::FOCUS_MIN_HOSTS && h.rank < best_rank * self.cfg.focus_rank_span;
+                    if eligible >= self.cfg.focus_hosts.max(1) || beyond_span {
+                        break;
+                    }
+                    eligible += 1;
+                }
+            }
+            result = self.start_host(&h.host, now, &mut pass, slot).await;
             if result.is_err() {
                 break;
             }
@@ -235,7 +259,13 @@ impl Scheduler {
 
     /// Start what `host` may start now: finish a URL of a refused host, fetch robots.txt
     /// first, or fetch the host's next URL.
-    async fn start_host(&mut self, host: &str, now: Instant, pass: &mut Pass) -> Result<(), CrawlError> {
+    async fn start_host(
+        &mut self,
+        host: &str,
+        now: Instant,
+        pass: &mut Pass,
+        slot: Slot,
+    ) -> Result<(), CrawlError> {
         if matches!(self.robots.get(host), Some(RobotsSlot::Refused)) {
             // Nothing is sent: drain the host's queue without politeness waits.
             if let Some(entry) = self.store.frontier_pop(host)? {
@@ -259,7 +289,7 @@ impl Scheduler {
             Some(RobotsSlot::Fetching | RobotsSlot::Refused) => return Ok(()),
             _ => return self.start_robots_fetch(host, now, pass).await,
         };
-        self.start_page_fetch(host, &robots, pass).await
+        self.start_page_fetch(host, &robots, pass, slot).await
     }
 
     /// Fetch the host's robots.txt (at the scheme and authority of its next URL).
@@ -302,6 +332,7 @@ impl Scheduler {
         host: &str,
         robots: &RobotsState,
         pass: &mut Pass,
+        slot: Slot,
     ) -> Result<(), CrawlError> {
         let Some(entry) = self.store.frontier_pop(host)? else { return Ok(()) };
         if !robots.is_allowed(&self.token, &entry.url) {
@@ -327,6 +358,9 @@ impl Scheduler {
         *self.host_pages.entry(host.to_string()).or_default() += 1;
         self.in_flight += 1;
         self.pages_started += 1;
+        if let Some(r) = &self.cfg.ranker {
+            r.taken(&entry, self.pages_started, slot.rank, slot.position);
+        }
         pass.started_any = true;
         self.counters.requests.fetch_add(1, Relaxed);
         let (f, tx, h) = (self.fetcher.clone(), self.done_tx.clone(), host.to_string());
@@ -341,7 +375,7 @@ impl Scheduler {
     /// Nothing was started. Stop when nothing fetchable is queued, nothing is fetching and
     /// no page in detection can add links any more; `None` to go on.
     fn stop_when_idle(&mut self, now: Instant) -> Result<Option<StopReason>, CrawlError> {
-        if self.in_flight > 0 || !self.queued.iter().all(|(host, _)| self.is_resting(host, now)) {
+        if self.in_flight > 0 || !self.queued.iter().all(|h| self.is_resting(&h.host, now)) {
             self.idle_since = None;
             return Ok(None);
         }

@@ -37,12 +37,17 @@ const MAX_STACK: usize = 256;
 /// Input is fed to the tokenizer in pieces of at most this many bytes (tendrils hold at most
 /// 4 GiB).
 const FEED_PIECE: usize = 1 << 30;
+/// Longest anchor text kept per link (bytes, cut at a character boundary): enough to name
+/// a page, bounded so that a page of many links cannot hold much memory through them.
+pub const MAX_ANCHOR_BYTES: usize = 120;
 
 /// What the sink collected.
 pub(crate) struct HtmlOut {
     pub blocks: TextBlocks,
     pub block_tags: Vec<&'static str>,
     pub links: Vec<String>,
+    /// The anchor text of each link (parallel to `links`; at most [`MAX_ANCHOR_BYTES`]).
+    pub anchors: Vec<String>,
     pub truncated: bool,
 }
 
@@ -65,6 +70,8 @@ pub(crate) fn clean_html(text: &str, base_url: Option<&str>, extract_links: bool
         page_url,
         base_seen: false,
         links: Vec::new(),
+        anchors: Vec::new(),
+        anchor_from: None,
         truncated: false,
     }));
     let tok = Tokenizer::new(sink, TokenizerOpts::default());
@@ -81,8 +88,15 @@ pub(crate) fn clean_html(text: &str, base_url: Option<&str>, extract_links: bool
         while let TokenizerResult::Script(()) = tok.feed(&queue) {}
     }
     tok.end();
-    let st = tok.sink.0.into_inner();
-    HtmlOut { blocks: st.blocks, block_tags: st.block_tags, links: st.links, truncated: st.truncated }
+    let mut st = tok.sink.0.into_inner();
+    st.end_anchor();
+    HtmlOut {
+        blocks: st.blocks,
+        block_tags: st.block_tags,
+        links: st.links,
+        anchors: st.anchors,
+        truncated: st.truncated,
+    }
 }
 
 /// Inside a raw-text element: its content arrives as character tokens until its end tag.
@@ -111,6 +125,10 @@ struct State {
     page_url: Option<Url>,
     base_seen: bool,
     links: Vec<String>,
+    /// Anchor text per link in `links`; filled when the link's element ends.
+    anchors: Vec<String>,
+    /// The open `<a>`: where its text starts in the block buffer.
+    anchor_from: Option<usize>,
     truncated: bool,
 }
 
@@ -541,6 +559,7 @@ impl State {
         match class {
             TagClass::Head => self.in_head = false,
             TagClass::Template => self.template_depth = self.template_depth.saturating_sub(1),
+            TagClass::Link => self.end_anchor(),
             TagClass::Br => {
                 // `</br>` is treated as `<br>` by browsers.
                 if !self.skipping() {
@@ -585,6 +604,28 @@ impl State {
         tag.attrs.iter().find(|a| a.name.local == local_name!("href")).map(|a| &*a.value)
     }
 
+    /// The open link's anchor: the text collected since it started (across blocks; text a
+    /// dropped block took with it is lost), whitespace collapsed, at most
+    /// [`MAX_ANCHOR_BYTES`].
+    fn end_anchor(&mut self) {
+        let Some(from) = self.anchor_from.take() else { return };
+        let buf = self.blocks.buffer_mut();
+        let Some(text) = buf.get(from..) else { return };
+        let mut out = String::new();
+        for word in text.split_whitespace() {
+            if out.len() + word.len() + 1 > MAX_ANCHOR_BYTES {
+                break;
+            }
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(word);
+        }
+        if let Some(slot) = self.anchors.last_mut() {
+            *slot = out;
+        }
+    }
+
     fn base(&mut self, tag: &Tag) {
         let Some(href) = Self::href(tag) else { return };
         self.base_seen = true;
@@ -620,7 +661,11 @@ impl State {
         }
         u.set_fragment(None);
         if self.links.len() < MAX_LINKS {
+            // An `<a>` left open ends where the next one starts (as browsers do).
+            self.end_anchor();
             self.links.push(u.into());
+            self.anchors.push(String::new());
+            self.anchor_from = Some(self.blocks.buffer_mut().len());
         } else {
             self.truncated = true;
         }

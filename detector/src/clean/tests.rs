@@ -153,6 +153,24 @@ fn links_resolved_filtered_and_deduped_of_fragments() {
 }
 
 #[test]
+fn anchors_run_parallel_to_links() {
+    let d = html(
+        "<p>See <a href='/wiki/Abraham_Lincoln'>the  <b>Abraham\n Lincoln</b> page</a> now.</p>\
+         <a href='javascript:x'>js</a><a href='/img'><img src=x></a>\
+         <a href='/open'>left open<a href='/next'>next</a>\
+         <map><area href='/area'></map>\
+         <a href='/long'>",
+    );
+    let long = "word ".repeat(100);
+    let d2 = html(&format!("<a href='/long'>{long}</a>"));
+    assert_eq!(d.links.len(), d.anchors.len());
+    assert_eq!(d.anchors, ["the Abraham Lincoln page", "", "left open", "next", "", ""]);
+    assert!(d2.anchors[0].len() <= MAX_ANCHOR_BYTES && d2.anchors[0].starts_with("word word"));
+    // The anchor text stays part of the page's text.
+    assert_eq!(d.blocks.to_vec()[0], "See the  Abraham\n Lincoln page now.");
+}
+
+#[test]
 fn links_use_base_href() {
     let d = html("<head><base href='/other/'><base href='http://ignored/'></head><a href='x'>x</a><a href='../y'>y</a>");
     assert_eq!(d.links, ["http://example.com/other/x", "http://example.com/y"]);

@@ -9,12 +9,17 @@ use crate::labelset;
 use crate::report::summary;
 
 pub fn run(a: &CrawlArgs) -> Result<()> {
+    if let Some(url) = &a.explain_priority {
+        let log = crate::pipeline::focus::log_path_for(&a.store);
+        print!("{}", crate::pipeline::focus::explain(&log, url)?);
+        return Ok(());
+    }
     // Checked before the store is created, and again by the engine for other callers.
-    crate::crawl::check_user_agent(&a.user_agent)?;
+    crate::crawl::check_user_agent(a.user_agent()?)?;
     let seeds = a.seed_urls()?;
-    let mut loaded = labelset::load_for_scan(&a.labelset, None, &[], true)?;
+    let mut loaded = labelset::load_for_scan(a.labelset()?, None, &[], true)?;
     let settings = a.to_settings(seeds, loaded.normalization)?;
-    let store = labelset::open_store_for_writing(&a.store, &a.labelset, &mut loaded)?;
+    let store = labelset::open_store_for_writing(&a.store, a.labelset()?, &mut loaded)?;
     if settings.seeds.is_empty() && a.partition.is_none() && store.frontier_counts()? == (0, 0) {
         bail!("no seeds: give --seeds FILE or --seed URL (or resume a store with a frontier)");
     }

@@ -10,7 +10,7 @@ use crawler::fetch::FetchConfig;
 use crawler::politeness::PolitenessConfig;
 use detector::{Normalization, TrapRules};
 
-use crate::crawl::CrawlSettings;
+use crate::crawl::{CrawlSettings, FocusOptions};
 use crate::pipeline::pool::worker_count;
 use crate::pipeline::progress::ProgressMode;
 use crate::pipeline::stages::Focus;
@@ -26,8 +26,8 @@ pub struct CrawlArgs {
     #[arg(long, value_parser = super::parse_bytes)]
     pub origins: Option<u64>,
     /// Chunk label set (.dls) to detect while crawling.
-    #[arg(long)]
-    pub labelset: PathBuf,
+    #[arg(long, required_unless_present = "explain_priority")]
+    pub labelset: Option<PathBuf>,
     /// File of seed URLs, one per line (# comments allowed).
     #[arg(long)]
     pub seeds: Option<PathBuf>,
@@ -36,8 +36,8 @@ pub struct CrawlArgs {
     pub seed: Vec<String>,
     /// Honest User-Agent with a contact URL or e-mail, e.g. "ditto/0.1 (+https://example.org/bot)".
     /// Required. Its product token ("ditto") is what robots.txt groups are matched against.
-    #[arg(long)]
-    pub user_agent: String,
+    #[arg(long, required_unless_present = "explain_priority")]
+    pub user_agent: Option<String>,
     /// Stop after this many page fetches (robots.txt not counted).
     #[arg(long, default_value_t = 100_000)]
     pub max_pages: u64,
@@ -53,10 +53,21 @@ pub struct CrawlArgs {
     /// Rotate WARC files past this size.
     #[arg(long, default_value_t = 1 << 30)]
     pub warc_max_bytes: u64,
-    /// `labeled`: links from pages and neighborhoods with high contains/badness first;
-    /// `bfs`: breadth first.
+    /// `labeled` (the default): URLs by expected yield: anchor text and URL tokens naming
+    /// label-set titles, links from copying pages and bad neighborhoods, tunnelling through a
+    /// few pages, and per-host learning (hosts whose pages carry labeled chunks first, hosts
+    /// with text but none fall behind); `bfs`: breadth first.
     #[arg(long, value_enum, default_value = "labeled")]
     pub focus: Focus,
+    /// `--focus labeled`: fetch from at most this many of the best-ranked hosts at a time
+    /// (each still polite); the others wait until they rank among them.
+    #[arg(long, default_value_t = 64)]
+    pub focus_hosts: usize,
+    /// Say why URL was fetched when it was (its link's evidence, its host's rank at the
+    /// time), from the focus log of --store (`focus-log.jsonl`, written by `--focus labeled`
+    /// crawls), and exit.
+    #[arg(long, value_name = "URL")]
+    pub explain_priority: Option<String>,
     /// Which links to follow: `domain` = same registrable domain as a seed, `seeds` = the
     /// seeds' hosts, `any` = everything.
     #[arg(long, value_enum, default_value = "domain")]
@@ -159,9 +170,19 @@ impl CrawlArgs {
         seeds: Vec<String>,
         normalization: Normalization,
     ) -> anyhow::Result<CrawlSettings> {
+        let labelset = self.labelset()?;
+        let focus_opts = match self.focus {
+            Focus::Bfs => FocusOptions::default(),
+            Focus::Labeled => FocusOptions {
+                titles: crate::labelset::source_titles(labelset)?,
+                log: Some(crate::pipeline::focus::log_path_for(&self.store)),
+                hosts: self.focus_hosts.max(1),
+            },
+        };
         Ok(CrawlSettings {
             seeds,
-            user_agent: self.user_agent.clone(),
+            focus_opts,
+            user_agent: self.user_agent()?.to_string(),
             focus: self.focus,
             scope: self.scope.into(),
             allow_hosts: self.allow_host.clone(),
@@ -197,6 +218,16 @@ impl CrawlArgs {
             metrics: self.metrics,
             metrics_remote: self.metrics_remote,
         })
+    }
+
+    /// `--labelset` (required unless `--explain-priority`).
+    pub fn labelset(&self) -> anyhow::Result<&std::path::Path> {
+        self.labelset.as_deref().ok_or_else(|| anyhow::anyhow!("--labelset FILE.dls is required"))
+    }
+
+    /// `--user-agent` (required unless `--explain-priority`).
+    pub fn user_agent(&self) -> anyhow::Result<&str> {
+        self.user_agent.as_deref().ok_or_else(|| anyhow::anyhow!("--user-agent is required"))
     }
 
     /// The seed URLs from `--seed` and the `--seeds` file (blank lines and `#` comments
