@@ -27,7 +27,7 @@ Output (--out DIR):
   report.jsonl/       the report, `ditto report --format jsonl` rows (docs/report-schema.md),
                       in order across part files (`cat report.jsonl/part-*`)
   report.parquet/     the same rows
-  threshold.json      {kind, value, mean, sd, population}
+  threshold.json      {kind, value, mean, sd, population, bits: {value, mean, sd}}
   pages.parquet/      per-page verdicts: url, file_hash, warc_file, warc_offset, fetch_time,
                       status, chunks, labeled_chunks, stop_chunks, contains, neighborhoods,
                       sources, evidence (each capture once)
@@ -51,6 +51,7 @@ import io
 import json
 import os
 import random
+import struct
 import sys
 import time
 import urllib.error
@@ -467,7 +468,7 @@ def run(spark, a, files, conf):
     # 1. Scan: one task per file (numbered by listing order), kept for the reductions.
     scanned = sc.parallelize(list(enumerate(files)), max(1, len(files))).map(lambda it: scan_file(it, conf))
     scanned = scanned.persist(StorageLevel.MEMORY_AND_DISK)
-    files_df = spark.createDataFrame(scanned.map(file_row), file_schema)
+    files_df = spark.createDataFrame(scanned.map(file_row), file_schema).persist(StorageLevel.MEMORY_AND_DISK)
     files_df.write.mode("overwrite").parquet(os.path.join(a.out, "files.parquet"))
     timings["scan_s"] = time.time() - t0
     pages = spark.createDataFrame(scanned.flatMap(page_rows), page_schema)
@@ -520,6 +521,8 @@ def run(spark, a, files, conf):
     else:
         threshold = {"kind": "fixed", "value": float(a.threshold)}
     threshold.update({"mean": stats.mean(), "sd": stats.std_dev(), "population": stats.count})
+    # The IEEE 754 bits too, for comparisons that must not depend on a JSON parser's rounding.
+    threshold["bits"] = {k: struct.unpack("<Q", struct.pack("<d", threshold[k]))[0] for k in ("value", "mean", "sd")}
     timings["reduce_s"] = time.time() - t1
 
     # 4. The report: neighborhoods above it, with top sources and first passages of the pages
@@ -565,7 +568,7 @@ def run(spark, a, files, conf):
     )
     if a.limit is not None:
         report = report.limit(a.limit)
-    th = dict(threshold)
+    th = {k: threshold[k] for k in ("kind", "value")}
     jsonl = report.rdd.mapPartitions(lambda rows: report_json_rows(rows, conf, th))
     jsonl = jsonl.persist(StorageLevel.MEMORY_AND_DISK)
     jsonl.saveAsTextFile(os.path.join(a.out, "report.jsonl"))
@@ -598,13 +601,14 @@ def run(spark, a, files, conf):
         F.sum("seconds").alias("task_seconds"),
     ).collect()[0].asDict()
     failed = [(r["warc_file"], r["error"]) for r in files_df.where(~F.col("ok")).collect()]
+    copies = dict(ranked.groupBy((F.col("copy") == 1).alias("first")).count().collect())
     summary = {
         **{k: (v or 0) for k, v in tot.items()},
         "files_failed": len(failed),
-        "captures_kept": kept.count(),
-        "duplicate_captures": ranked.where(F.col("copy") > 1).count(),
+        "captures_kept": copies.get(True, 0),
+        "duplicate_captures": copies.get(False, 0),
         "neighborhoods": threshold["population"],
-        "flagged": flagged.count(),
+        "flagged": jsonl.count(),
         "threshold": threshold,
         "timings": {k: round(v, 3) for k, v in timings.items()},
         "wall_s": round(time.time() - t0, 3),
@@ -725,6 +729,7 @@ def main(argv=None):
     from pyspark.sql import SparkSession
 
     b = SparkSession.builder.appName("ditto-scan").config("spark.ui.enabled", "false")
+    b = b.config("spark.ui.showConsoleProgress", "false")
     b = b.config("spark.sql.shuffle.partitions", str(a.partitions))
     if a.master:
         b = b.master(a.master)

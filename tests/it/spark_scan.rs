@@ -144,6 +144,17 @@ fn write_listing(path: &Path, lines: &[String]) {
     gz.finish().unwrap();
 }
 
+/// Every row's `badness` as Rust parses its text (correctly rounded), as bits.
+fn badness_values(text: &str) -> Vec<u64> {
+    text.lines()
+        .filter_map(|l| l.split_once("\"badness\":"))
+        .map(|(_, rest)| {
+            let num: String = rest.trim_start().chars().take_while(|c| !matches!(c, ',' | '}')).collect();
+            num.trim().parse::<f64>().unwrap_or_else(|e| panic!("badness {num:?}: {e}")).to_bits()
+        })
+        .collect()
+}
+
 fn jsonl(text: &str) -> Vec<serde_json::Value> {
     text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
 }
@@ -172,6 +183,7 @@ fn spark_scan_over_loopback_http_equals_ditto_scan_and_report() {
     let demo = tmp.join("demo");
     run_ok(&["demo", "--out", demo.to_str().unwrap()]);
     let labelset = demo.join("wikipedia-demo.dls");
+    check_python_api(&py, &labelset);
     let srv = tmp.join("srv");
     let rel = served_files(&srv, &demo.join("warcs"));
 
@@ -245,9 +257,11 @@ fn spark_scan_over_loopback_http_equals_ditto_scan_and_report() {
     // Same threshold, mean, σ and population, bit for bit.
     let tj: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("threshold.json")).unwrap()).unwrap();
-    assert_eq!(tj["value"].as_f64(), Some(th.value), "{tj}");
-    assert_eq!(tj["mean"].as_f64(), Some(th.mean), "{tj}");
-    assert_eq!(tj["sd"].as_f64(), Some(th.sd), "{tj}");
+    // (serde_json's default float parsing may miss the last bit: compare the IEEE bits.)
+    for (k, v) in [("value", th.value), ("mean", th.mean), ("sd", th.sd)] {
+        assert_eq!(tj["bits"][k].as_u64(), Some(v.to_bits()), "{k}: ditto {v:?}, spark {tj}");
+    }
+    assert_eq!(badness_values(&got_text), badness_values(&want_text));
     assert_eq!(tj["population"].as_u64(), Some(th.population), "{tj}");
     assert_eq!(tj["kind"], "mean+sd");
 
@@ -272,4 +286,45 @@ fn spark_scan_over_loopback_http_equals_ditto_scan_and_report() {
     for f in ["pages.parquet", "neighborhoods.parquet", "report.parquet", "files.parquet"] {
         assert!(out.join(f).join("_SUCCESS").exists(), "{f} not written");
     }
+}
+
+/// `Detector.scan_warc` from Python: a path and a file-like object give the same rows, and an
+/// exception raised by the file-like object's `read` comes back as itself.
+fn check_python_api(py: &Path, labelset: &Path) {
+    let script = r#"
+import sys, ditto_detect
+det = ditto_detect.Detector(sys.argv[1])
+path = sys.argv[2]
+a = det.scan_warc(path)
+with open(path, "rb") as f:
+    b = det.scan_warc(f)
+assert a.pages == b.pages and a.accumulators == b.accumulators, "path and stream differ"
+assert a.stats == b.stats, (a.stats, b.stats)
+assert a.stats["pages"] == 1388 and not a.errors, a
+class Broken:
+    def __init__(self): self.f = open(path, "rb"); self.n = 0
+    def read(self, n):
+        self.n += 1
+        if self.n > 3: raise ConnectionResetError("cut on purpose")
+        return self.f.read(min(n, 65536))
+try:
+    det.scan_warc(Broken())
+    raise SystemExit("no exception from a failing stream")
+except ConnectionResetError as e:
+    assert "cut on purpose" in str(e)
+m = ditto_detect.MeanStd()
+for x in (0.0, 0.0, 0.0, 1.0):
+    m.push(x)
+assert (m.count, m.mean()) == (4, 0.25) and abs(m.std_dev() ** 2 - 0.1875) < 1e-15
+assert ditto_detect.badness(2, ditto_detect.contains_fixed(0.5)) == 0.25
+print("ok")
+"#;
+    let big = shared_data().join("warc/big/debian-docs-html.warc.gz");
+    let out = Command::new(py).arg("-c").arg(script).arg(labelset).arg(&big).output().expect("python");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("ok"),
+        "the Python API check failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
