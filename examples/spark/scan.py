@@ -692,6 +692,7 @@ def main(argv=None):
     ap.add_argument("--backoff", type=float, default=0.5, help="first retry delay in seconds (doubles)")
     ap.add_argument("--partitions", type=int, default=8, help="shuffle partitions")
     ap.add_argument("--broadcast-flagged", action="store_true", help="broadcast the flagged neighborhoods (when few)")
+    ap.add_argument("--event-log", default=None, help="write Spark's event log (stage metrics: bytes written) to this directory")
     a = ap.parse_args(argv)
     if a.threshold != "auto":
         try:
@@ -731,6 +732,10 @@ def main(argv=None):
     b = SparkSession.builder.appName("ditto-scan").config("spark.ui.enabled", "false")
     b = b.config("spark.ui.showConsoleProgress", "false")
     b = b.config("spark.sql.shuffle.partitions", str(a.partitions))
+    if a.event_log:
+        os.makedirs(a.event_log, exist_ok=True)
+        b = b.config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", "file://" + os.path.abspath(a.event_log))
+        b = b.config("spark.eventLog.compress", "false").config("spark.eventLog.rolling.enabled", "false")
     if a.master:
         b = b.master(a.master)
     elif not os.environ.get("PYSPARK_GATEWAY_PORT"):  # not under spark-submit

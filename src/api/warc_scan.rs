@@ -80,7 +80,7 @@ impl Detector {
         let mut seen: HashSet<Vec<u8>> = HashSet::new();
         let mut out = WarcScan::default();
         let mut truncated = 0u64;
-        while let Some(item) = reader.next() {
+        for item in reader.by_ref() {
             let rec = match item {
                 Ok(rec) => rec,
                 Err(e) => {

@@ -227,6 +227,9 @@ impl PyStore {
     }
 }
 
+/// A recrawl cluster: (representative, its body SHA-1s, the others).
+type PlanCluster = (String, Vec<String>, Vec<String>);
+
 /// The recrawl skip plan of an earlier crawl's store, clustered as `ditto recrawl` and
 /// `ditto replicas` do: a list of `(representative, representative_body_sha1s, others)` for
 /// every cluster with something to skip. A recrawl fetches the representative and skips
@@ -238,7 +241,7 @@ fn recrawl_plan(
     store_path: PathBuf,
     threshold: f64,
     simhash_k: Option<u32>,
-) -> PyResult<Vec<(String, Vec<String>, Vec<String>)>> {
+) -> PyResult<Vec<PlanCluster>> {
     let plan = py
         .allow_threads(|| -> anyhow::Result<_> {
             let store = store::Store::open(&store_path)?;

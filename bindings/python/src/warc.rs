@@ -156,8 +156,9 @@ pub fn scan(
             },
         };
         let mut reader = PyRead { obj: source.clone().unbind(), failed: None };
-        let inner =
-            py.allow_threads(|| det.scan_warc(BufReader::with_capacity(1 << 20, &mut reader), &name, max_body_bytes));
+        let inner = py.allow_threads(|| {
+            det.scan_warc(BufReader::with_capacity(1 << 20, &mut reader), &name, max_body_bytes)
+        });
         if let Some(e) = reader.failed.take() {
             return Err(e);
         }
@@ -165,8 +166,10 @@ pub fn scan(
     } else {
         let path: PathBuf = source.extract()?;
         let name = name.unwrap_or_else(|| path.display().to_string());
-        let f = std::fs::File::open(&path).map_err(|e| crate::err(anyhow::anyhow!("{}: {e}", path.display())))?;
-        let inner = py.allow_threads(|| det.scan_warc(BufReader::with_capacity(1 << 20, f), &name, max_body_bytes));
+        let f =
+            std::fs::File::open(&path).map_err(|e| crate::err(anyhow::anyhow!("{}: {e}", path.display())))?;
+        let inner =
+            py.allow_threads(|| det.scan_warc(BufReader::with_capacity(1 << 20, f), &name, max_body_bytes));
         Ok(PyWarcScan { inner, name })
     }
 }
@@ -193,8 +196,11 @@ impl PyMeanStd {
 
     /// Push every value of a buffer of little-endian float64s (e.g. `array('d').tobytes()`).
     fn push_packed(&mut self, data: &[u8]) -> PyResult<()> {
-        if data.len() % 8 != 0 {
-            return Err(crate::err(anyhow::anyhow!("{} bytes is not a whole number of float64s", data.len())));
+        if !data.len().is_multiple_of(8) {
+            return Err(crate::err(anyhow::anyhow!(
+                "{} bytes is not a whole number of float64s",
+                data.len()
+            )));
         }
         for c in data.chunks_exact(8) {
             let mut b = [0u8; 8];
@@ -229,7 +235,12 @@ impl PyMeanStd {
     }
 
     fn __repr__(&self) -> String {
-        format!("MeanStd(count={}, mean={}, sd={})", self.inner.count, self.inner.mean(), self.inner.std_dev())
+        format!(
+            "MeanStd(count={}, mean={}, sd={})",
+            self.inner.count,
+            self.inner.mean(),
+            self.inner.std_dev()
+        )
     }
 }
 
