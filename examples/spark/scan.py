@@ -469,7 +469,9 @@ def run(spark, a, files, conf):
     scanned = sc.parallelize(list(enumerate(files)), max(1, len(files))).map(lambda it: scan_file(it, conf))
     scanned = scanned.persist(StorageLevel.MEMORY_AND_DISK)
     files_df = spark.createDataFrame(scanned.map(file_row), file_schema).persist(StorageLevel.MEMORY_AND_DISK)
-    files_df.write.mode("overwrite").parquet(os.path.join(a.out, "files.parquet"))
+    # One part file per 1,000 listed files, not one per task (a shuffle: coalesce would run
+    # the scan itself in that few tasks).
+    files_df.repartition(max(1, len(files) // 1000)).write.mode("overwrite").parquet(os.path.join(a.out, "files.parquet"))
     timings["scan_s"] = time.time() - t0
     pages = spark.createDataFrame(scanned.flatMap(page_rows), page_schema)
     accs = spark.createDataFrame(scanned.flatMap(acc_rows), acc_schema)
