@@ -55,7 +55,6 @@ import struct
 import sys
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 
 USER_AGENT = "ditto-spark-scan/0.1 (+https://github.com/ditto)"
@@ -217,7 +216,7 @@ def read_listing(path, base_url):
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
     out = []
-    for n, line in enumerate(data.decode("utf-8").splitlines(), 1):
+    for line in data.decode("utf-8").splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -357,8 +356,6 @@ def schemas():
 
 
 def page_rows(rec):
-    from decimal import Decimal  # noqa: F401  (kept local: runs on executors)
-
     file_no, loc, ok = rec[0], rec[1], rec[2]
     if not ok:
         return
