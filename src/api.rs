@@ -15,7 +15,11 @@
 //! A page goes through exactly the stage functions `ditto scan` and `ditto crawl` use
 //! (trap filter, clean, fingerprint, match), so the verdicts are the same.
 
+mod warc_scan;
+
 use std::path::Path;
+
+pub use warc_scan::{ScannedPage, WarcScan};
 
 use detector::{CleanOptions, Page, PageOrigin, TrapRules};
 use store::{PageWrite, Store};
@@ -23,7 +27,7 @@ use store::{PageWrite, Store};
 use crate::error::{ErrorKind, Result, ResultExt};
 use crate::labelset::{load_for_scan, Loaded};
 use crate::pipeline::metrics::Skips;
-use crate::pipeline::stages::{self, FilterSettings, Input};
+use crate::pipeline::stages::{self, FilterSettings, Input, Matcher};
 
 /// Options of a [`Detector`].
 #[derive(Debug, Clone)]
@@ -87,6 +91,9 @@ pub struct Detector {
     loaded: Loaded,
     labelset: labelsets::LabelSet,
     cfg: DetectorConfig,
+    /// The matcher `ditto scan` runs for WARC files with no store: the label set and stop
+    /// lists of `loaded`, no live near-duplicates, no kept text ([`Detector::scan_warc`]).
+    scan_matcher: Matcher,
 }
 
 impl Detector {
@@ -96,7 +103,24 @@ impl Detector {
         let loaded =
             load_for_scan(path, None, &cfg.stop_chunks, cfg.default_stop_chunks).kind(ErrorKind::LabelSet)?;
         let labelset = labelsets::LabelSet::open(path)?;
-        Ok(Detector { loaded, labelset, cfg })
+        let m = &loaded.matcher;
+        let scan_matcher = Matcher {
+            chunks: m.chunks.clone(),
+            files: m.files.clone(),
+            stops: m.stops.clone(),
+            evidence_per_page: m.evidence_per_page,
+            passage_chars: m.passage_chars,
+            links: None,
+            keep_text: false,
+            near_dups: None,
+            origins: None,
+        };
+        Ok(Detector { loaded, labelset, cfg, scan_matcher })
+    }
+
+    /// A labeled source's (title, URL), by id.
+    pub fn source(&self, id: u32) -> Option<(String, String)> {
+        self.labelset.source(id).map(|s| (s.title.to_string(), s.url.to_string()))
     }
 
     /// Analyse one fetched page. `content_type` is the HTTP header (it carries the charset).

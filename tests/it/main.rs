@@ -33,4 +33,5 @@ mod review_web;
 mod shared_data;
 mod small_web;
 mod spark_discover;
+mod spark_scan;
 mod warc_reader;

@@ -31,7 +31,7 @@ fn root() -> PathBuf {
 }
 
 /// target/spark-venv's python with pyspark importable (created and installed on first use).
-fn spark_python() -> PathBuf {
+pub(crate) fn spark_python() -> PathBuf {
     let java = Command::new("java").arg("-version").output();
     assert!(
         java.as_ref().is_ok_and(|o| o.status.success()),

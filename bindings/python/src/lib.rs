@@ -13,6 +13,8 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
+mod warc;
+
 create_exception!(_native, DittoError, PyException, "An error from ditto (label set, store, I/O).");
 
 fn err(e: impl Into<anyhow::Error>) -> PyErr {
@@ -22,7 +24,11 @@ fn err(e: impl Into<anyhow::Error>) -> PyErr {
 
 /// Detection for one label set (`.dls`), shareable across threads.
 ///
-/// Detector(labelset_path, default_stop_chunks=True, links=True)
+/// Detector(labelset_path, default_stop_chunks=True, links=True, stop_chunks=(),
+///          max_path_repeats=3, max_depth=96)
+///
+/// `stop_chunks`, `max_path_repeats` and `max_depth` are `ditto scan`'s `--stop-chunks`,
+/// `--max-path-repeats` and `--max-depth`.
 #[pyclass(module = "ditto_detect._native", name = "Detector", frozen)]
 struct PyDetector {
     inner: Arc<Detector>,
@@ -32,11 +38,41 @@ struct PyDetector {
 #[pymethods]
 impl PyDetector {
     #[new]
-    #[pyo3(signature = (labelset_path, default_stop_chunks = true, links = true))]
-    fn new(py: Python<'_>, labelset_path: PathBuf, default_stop_chunks: bool, links: bool) -> PyResult<Self> {
-        let cfg = DetectorConfig { default_stop_chunks, links, ..DetectorConfig::default() };
+    #[pyo3(signature = (labelset_path, default_stop_chunks = true, links = true, stop_chunks = Vec::new(),
+                        max_path_repeats = 3, max_depth = 96))]
+    fn new(
+        py: Python<'_>,
+        labelset_path: PathBuf,
+        default_stop_chunks: bool,
+        links: bool,
+        stop_chunks: Vec<PathBuf>,
+        max_path_repeats: usize,
+        max_depth: usize,
+    ) -> PyResult<Self> {
+        let traps = detector::TrapRules { max_repeats: max_path_repeats, max_depth, ..Default::default() };
+        let cfg = DetectorConfig { default_stop_chunks, links, stop_chunks, traps };
         let det = py.allow_threads(|| Detector::open(&labelset_path, cfg)).map_err(err)?;
         Ok(PyDetector { inner: Arc::new(det), labelset_path })
+    }
+
+    /// Scan one WARC file as `ditto scan` does, without a store: `source` is a path, or a
+    /// binary file-like object with `read(n)` (e.g. an HTTP response; the GIL is taken only
+    /// to read). Returns a `WarcScan`: the page rows, the file's per-neighborhood integer
+    /// accumulators and its counters. An exception raised by `source.read` is raised again.
+    #[pyo3(signature = (source, name = None, max_body_bytes = 64 << 20))]
+    fn scan_warc(
+        &self,
+        py: Python<'_>,
+        source: &Bound<'_, PyAny>,
+        name: Option<String>,
+        max_body_bytes: u64,
+    ) -> PyResult<warc::PyWarcScan> {
+        warc::scan(py, &self.inner, source, name, max_body_bytes)
+    }
+
+    /// A labeled source's `(title, url)`, or None for an unknown id.
+    fn source(&self, id: u32) -> Option<(String, String)> {
+        self.inner.source(id)
     }
 
     /// Analyse one fetched page: `body` is the raw HTTP body, `content_type` the
@@ -191,6 +227,9 @@ impl PyStore {
     }
 }
 
+/// A recrawl cluster: (representative, its body SHA-1s, the others).
+type PlanCluster = (String, Vec<String>, Vec<String>);
+
 /// The recrawl skip plan of an earlier crawl's store, clustered as `ditto recrawl` and
 /// `ditto replicas` do: a list of `(representative, representative_body_sha1s, others)` for
 /// every cluster with something to skip. A recrawl fetches the representative and skips
@@ -202,7 +241,7 @@ fn recrawl_plan(
     store_path: PathBuf,
     threshold: f64,
     simhash_k: Option<u32>,
-) -> PyResult<Vec<(String, Vec<String>, Vec<String>)>> {
+) -> PyResult<Vec<PlanCluster>> {
     let plan = py
         .allow_threads(|| -> anyhow::Result<_> {
             let store = store::Store::open(&store_path)?;
@@ -218,6 +257,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyVerdict>()?;
     m.add_class::<PyStore>()?;
     m.add_function(wrap_pyfunction!(recrawl_plan, m)?)?;
+    warc::register(m)?;
     m.add("DittoError", m.py().get_type::<DittoError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -1,9 +1,10 @@
 """Type stubs of the compiled module (ditto_detect._native)."""
 
 from os import PathLike
-from typing import List, Optional, Tuple, Union
+from typing import BinaryIO, Dict, List, Optional, Sequence, Tuple, Union
 
 __version__: str
+CONTAINS_SCALE: float
 
 class DittoError(Exception):
     """An error from ditto (label set, store, I/O)."""
@@ -47,9 +48,23 @@ class Detector:
         labelset_path: Union[str, "PathLike[str]"],
         default_stop_chunks: bool = True,
         links: bool = True,
+        stop_chunks: Sequence[Union[str, "PathLike[str]"]] = (),
+        max_path_repeats: int = 3,
+        max_depth: int = 96,
     ) -> None: ...
     @property
     def labelset_path(self) -> str: ...
+    def scan_warc(
+        self,
+        source: Union[str, "PathLike[str]", BinaryIO],
+        name: Optional[str] = None,
+        max_body_bytes: int = 64 << 20,
+    ) -> "WarcScan":
+        """Scan one WARC file as ``ditto scan`` does, without a store: a path, or a binary
+        file-like object with ``read(n)``. An exception raised by ``source.read`` is raised
+        again."""
+    def source(self, id: int) -> Optional[Tuple[str, str]]:
+        """A labeled source's ``(title, url)``."""
     def page(
         self,
         url: str,
@@ -80,3 +95,49 @@ def recrawl_plan(
     """The recrawl skip plan of an earlier crawl's store, as ``ditto recrawl`` makes it:
     ``(representative, representative_body_sha1s, others)`` for every cluster with
     something to skip."""
+
+PageRow = Tuple[
+    str, str, int, int, int, int, int, int, float, int, List[str], List[Tuple[int, int]], List[Tuple[int, str]]
+]
+
+class WarcScan:
+    """What ``Detector.scan_warc`` returns."""
+
+    @property
+    def pages(self) -> List[PageRow]:
+        """``(url, file_hash, warc_offset, fetch_time, status, chunks, labeled_chunks,
+        stop_chunks, contains, contains_fixed, neighborhoods, sources, evidence)`` per analysed
+        page, each capture once."""
+    @property
+    def accumulators(self) -> List[Tuple[str, int, int, int, int]]:
+        """``(neighborhood, pages, chunks, labeled_chunks, contains_sum_fixed)``."""
+    @property
+    def stats(self) -> Dict[str, object]:
+        """``records``, ``pages_read``, ``pages``, ``payload_bytes``, ``input_bytes``, ``skipped``."""
+    @property
+    def errors(self) -> List[str]: ...
+    @property
+    def name(self) -> str: ...
+
+class MeanStd:
+    """``ditto report``'s mean + σ arithmetic (``detector::MeanStd``)."""
+
+    def __init__(self) -> None: ...
+    def push(self, x: float) -> None: ...
+    def push_packed(self, data: bytes) -> None:
+        """Push little-endian float64s (``array('d').tobytes()`` on little-endian machines)."""
+    @property
+    def count(self) -> int: ...
+    @property
+    def sum(self) -> float: ...
+    @property
+    def sum_squares(self) -> float: ...
+    def mean(self) -> float: ...
+    def std_dev(self) -> float: ...
+    def mean_plus_std(self) -> float: ...
+
+def badness(pages: int, contains_sum_fixed: int) -> float:
+    """badness(N) = Σ contains / |N| from a neighborhood's integer accumulators."""
+
+def contains_fixed(contains: float) -> int:
+    """``contains`` in fixed point (2^-40), as accumulators sum it."""
