@@ -48,7 +48,7 @@ pub struct ScanConfig {
     pub max_body_bytes: u64,
     pub progress: progress::ProgressMode,
     /// How `http://` and `https://` inputs are fetched.
-    pub remote: source_stage::RemoteInputs,
+    pub remote: source_remote::RemoteInputs,
 }
 
 /// Totals of one run, for the end-of-run summary and `--stats-json`.
@@ -219,11 +219,11 @@ where
         error_samples: skips.errors(),
         stages: metrics.snapshots(),
         remote: RemoteTotals {
-            files_read: c.remote_files_read.load(Relaxed),
-            files_finished_before: c.remote_files_finished_before.load(Relaxed),
-            files_failed: c.remote_files_failed.load(Relaxed),
-            resumes: c.remote_resumes.load(Relaxed),
-            retries: c.remote_retries.load(Relaxed),
+            files_read: c.remote.files_read.load(Relaxed),
+            files_finished_before: c.remote.files_finished_before.load(Relaxed),
+            files_failed: c.remote.files_failed.load(Relaxed),
+            resumes: c.remote.resumes.load(Relaxed),
+            retries: c.remote.retries.load(Relaxed),
         },
     })
 }

@@ -1,6 +1,6 @@
-//! The source stage's remote inputs (`ditto scan https://…`, `--input-list`): which files
-//! this run reads, fetching them a few at a time ([`crate::source::remote::Prefetcher`]),
-//! and recording each finished file in the store so that a rerun passes over it.
+//! The source stage's remote inputs (`ditto scan https://…`, `--input-list`): fetching them
+//! a few at a time ([`crate::source::remote::Prefetcher`]) and recording each finished file
+//! in the store so that a rerun passes over it.
 //!
 //! A file counts as finished only once every page it sent has been stored or dropped: at a
 //! checkpoint the source waits for the pipeline to drain (the trap filter drops pages in
@@ -8,16 +8,44 @@
 //! since the last checkpoint and flushes the store. A file that broke off is not recorded;
 //! a rerun reads it again, and the pages it had stored are passed over at the filter.
 
+use std::io::Read;
 use std::path::Path;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use crawler::partition::Partition;
-use detector::Page;
+use store::Store;
 
-use super::metrics::Skips;
-use super::source_stage::{InputKind, Plan, SourceCounters, SourceOptions};
+/// How remote (HTTP) inputs are read.
+#[derive(Debug, Clone)]
+pub struct RemoteInputs {
+    /// Files fetched at once (the one being read, and the next ones).
+    pub in_flight: usize,
+    /// Attempts after a failure before a file is given up.
+    pub retries: u32,
+    /// First wait before a retry, doubled each time.
+    pub backoff: Duration,
+    pub user_agent: Option<String>,
+}
+
+impl Default for RemoteInputs {
+    fn default() -> Self {
+        Self { in_flight: 3, retries: 5, backoff: Duration::from_millis(500), user_agent: None }
+    }
+}
+
+/// What happened to a run's remote files.
+#[derive(Debug, Default)]
+pub struct RemoteCounters {
+    /// Read to the end (and recorded), passed over as finished by an earlier run, given up.
+    pub files_read: AtomicU64,
+    pub files_finished_before: AtomicU64,
+    pub files_failed: AtomicU64,
+    /// Transfers resumed with `Range`, and failed attempts retried.
+    pub resumes: AtomicU64,
+    pub retries: AtomicU64,
+}
 
 /// Store meta key under which a finished remote file is recorded.
 pub fn finished_key(url: &str) -> String {
@@ -33,87 +61,93 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(120);
 pub struct RemoteRun {
     #[cfg(feature = "crawl")]
     prefetch: Option<crate::source::remote::Prefetcher>,
-    /// Remote inputs this run reads (owned by its partition, not finished before).
+    /// Remote inputs this run reads (its partition's, not finished before).
     chosen: std::collections::HashSet<String>,
+    store: Option<Arc<Store>>,
     /// Files read to the end since the last checkpoint.
     unrecorded: Vec<String>,
     last_checkpoint: Instant,
 }
 
 impl RemoteRun {
-    /// Pick this run's remote files: those of partition `part` (numbered among the remote
-    /// inputs, in order) that the store has not recorded as finished.
-    pub fn start(plan: &Plan, opts: &SourceOptions, part: Partition, c: &SourceCounters) -> Result<Self> {
+    /// Start fetching `urls` (in order), less those `store` records as finished.
+    pub fn start(
+        urls: Vec<String>,
+        settings: &RemoteInputs,
+        store: Option<Arc<Store>>,
+        c: &RemoteCounters,
+    ) -> Result<Self> {
         let mut chosen = Vec::new();
-        let remote = plan.inputs.iter().filter(|(_, k)| *k == InputKind::Remote);
-        for (i, (path, _)) in remote.enumerate() {
-            let url = path.to_string_lossy().into_owned();
-            if !part.owns_input(i as u64) {
-                continue;
+        for url in urls {
+            let finished = match &store {
+                Some(s) => s.meta(&finished_key(&url))?.is_some(),
+                None => false,
+            };
+            if finished {
+                c.files_finished_before.fetch_add(1, Relaxed);
+            } else {
+                chosen.push(url);
             }
-            if finished_before(opts, &url)? {
-                c.remote_files_finished_before.fetch_add(1, Relaxed);
-                continue;
-            }
-            chosen.push(url);
         }
-        Self::with_files(chosen, opts)
+        let mut run = Self {
+            #[cfg(feature = "crawl")]
+            prefetch: None,
+            chosen: chosen.iter().cloned().collect(),
+            store,
+            unrecorded: Vec::new(),
+            last_checkpoint: Instant::now(),
+        };
+        run.start_fetching(chosen, settings)?;
+        Ok(run)
     }
 
     #[cfg(feature = "crawl")]
-    fn with_files(chosen: Vec<String>, opts: &SourceOptions) -> Result<Self> {
-        let prefetch = if chosen.is_empty() {
-            None
-        } else {
-            let mut ro = crawler::warc::RemoteOptions {
-                retries: opts.remote.retries,
-                backoff: opts.remote.backoff,
-                ..crawler::warc::RemoteOptions::default()
-            };
-            if let Some(ua) = &opts.remote.user_agent {
-                ro.user_agent = ua.clone();
-            }
-            let p = crate::source::remote::Prefetcher::new(chosen.clone(), ro, opts.remote.in_flight)
-                .map_err(|e| anyhow::anyhow!("starting the HTTP client for remote inputs: {e}"))?;
-            Some(p)
+    fn start_fetching(&mut self, urls: Vec<String>, settings: &RemoteInputs) -> Result<()> {
+        if urls.is_empty() {
+            return Ok(());
+        }
+        let mut opts = crawler::warc::RemoteOptions {
+            retries: settings.retries,
+            backoff: settings.backoff,
+            ..crawler::warc::RemoteOptions::default()
         };
-        Ok(Self {
-            prefetch,
-            chosen: chosen.into_iter().collect(),
-            unrecorded: Vec::new(),
-            last_checkpoint: Instant::now(),
-        })
+        if let Some(ua) = &settings.user_agent {
+            opts.user_agent = ua.clone();
+        }
+        let p = crate::source::remote::Prefetcher::new(urls, opts, settings.in_flight)
+            .map_err(|e| anyhow::anyhow!("starting the HTTP client for remote inputs: {e}"))?;
+        self.prefetch = Some(p);
+        Ok(())
     }
 
     #[cfg(not(feature = "crawl"))]
-    fn with_files(chosen: Vec<String>, _opts: &SourceOptions) -> Result<Self> {
-        if let Some(url) = chosen.first() {
-            anyhow::bail!(
-                "{url}: this build of ditto reads no remote inputs (built without the `crawl` feature)"
-            );
+    fn start_fetching(&mut self, urls: Vec<String>, _settings: &RemoteInputs) -> Result<()> {
+        match urls.first() {
+            Some(url) => {
+                anyhow::bail!("{url}: this build of ditto reads no remote inputs (built without `crawl`)")
+            }
+            None => Ok(()),
         }
-        Ok(Self { chosen: Default::default(), unrecorded: Vec::new(), last_checkpoint: Instant::now() })
     }
 
-    /// Read one remote input (if this run reads it) and send its pages on; false when the
-    /// pipeline downstream has stopped.
+    /// Read one remote input (if this run reads it) through `send_pages` (its stream and
+    /// name → false when the pipeline downstream has stopped); returns that answer.
     pub fn read(
         &mut self,
         path: &Path,
-        opts: &SourceOptions,
-        send: &impl Fn(Page) -> bool,
-        skips: &Skips,
-        c: &SourceCounters,
+        c: &RemoteCounters,
+        drained: &dyn Fn() -> bool,
+        send_pages: impl FnOnce(&mut dyn Read, &str) -> bool,
     ) -> Result<bool> {
         let url = path.to_string_lossy();
         if !self.chosen.contains(url.as_ref()) {
             return Ok(true);
         }
-        if !self.read_next(&url, opts, send, skips, c)? {
+        if !self.read_next(&url, c, send_pages)? {
             return Ok(false);
         }
         if self.last_checkpoint.elapsed() >= CHECKPOINT_EVERY {
-            self.checkpoint(opts, c, false)?;
+            self.checkpoint(drained, false)?;
         }
         Ok(true)
     }
@@ -122,10 +156,8 @@ impl RemoteRun {
     fn read_next(
         &mut self,
         url: &str,
-        opts: &SourceOptions,
-        send: &impl Fn(Page) -> bool,
-        skips: &Skips,
-        c: &SourceCounters,
+        c: &RemoteCounters,
+        send_pages: impl FnOnce(&mut dyn Read, &str) -> bool,
     ) -> Result<bool> {
         let Some((got, mut reader)) = self.prefetch.as_mut().and_then(|p| p.next_file()) else {
             anyhow::bail!("{url}: remote inputs out of step (a bug)");
@@ -133,21 +165,19 @@ impl RemoteRun {
         if got != url {
             anyhow::bail!("{url}: remote inputs out of step, got {got} (a bug)");
         }
-        let max = usize::try_from(opts.max_body_bytes).unwrap_or(usize::MAX);
-        let pages = crawler::warc::WarcPages::from_reader(&mut reader, url, 0).with_max_size(max);
-        if !super::source_stage::send_warc_pages(pages, url, send, skips, c) {
+        if !send_pages(&mut reader, url) {
             return Ok(false);
         }
         if let Some(st) = reader.stats() {
-            c.remote_resumes.fetch_add(st.resumes, Relaxed);
-            c.remote_retries.fetch_add(st.retries, Relaxed);
+            c.resumes.fetch_add(st.resumes, Relaxed);
+            c.retries.fetch_add(st.retries, Relaxed);
         }
         if reader.finished() {
-            c.remote_files_read.fetch_add(1, Relaxed);
+            c.files_read.fetch_add(1, Relaxed);
             self.unrecorded.push(url.to_string());
         } else {
-            // The reader reported the failure as a read error; the file is counted here.
-            c.remote_files_failed.fetch_add(1, Relaxed);
+            // The WARC reader reported the failure as a read error; the file is counted here.
+            c.files_failed.fetch_add(1, Relaxed);
         }
         Ok(true)
     }
@@ -156,24 +186,22 @@ impl RemoteRun {
     fn read_next(
         &mut self,
         url: &str,
-        _opts: &SourceOptions,
-        _send: &impl Fn(Page) -> bool,
-        _skips: &Skips,
-        _c: &SourceCounters,
+        _c: &RemoteCounters,
+        _send: impl FnOnce(&mut dyn Read, &str) -> bool,
     ) -> Result<bool> {
         anyhow::bail!("{url}: this build of ditto reads no remote inputs")
     }
 
     /// Record the files read since the last checkpoint, once the pipeline has stored or
-    /// dropped every page sent. `last`: the run's final checkpoint.
-    pub fn checkpoint(&mut self, opts: &SourceOptions, c: &SourceCounters, last: bool) -> Result<()> {
+    /// dropped every page sent (`drained`). `last`: the run's final checkpoint.
+    pub fn checkpoint(&mut self, drained: &dyn Fn() -> bool, last: bool) -> Result<()> {
         self.last_checkpoint = Instant::now();
-        let Some(store) = &opts.store else { return Ok(()) };
+        let Some(store) = &self.store else { return Ok(()) };
         if self.unrecorded.is_empty() {
             return Ok(());
         }
         let start = Instant::now();
-        while !c.drained() {
+        while !drained() {
             if start.elapsed() > DRAIN_LIMIT {
                 // The writer is stuck or gone (its error ends the run); record nothing.
                 return Ok(());
@@ -185,12 +213,5 @@ impl RemoteRun {
         }
         store.flush()?;
         Ok(())
-    }
-}
-
-fn finished_before(opts: &SourceOptions, url: &str) -> Result<bool> {
-    match &opts.store {
-        Some(store) => Ok(store.meta(&finished_key(url))?.is_some()),
-        None => Ok(false),
     }
 }

@@ -11,7 +11,7 @@ use crossbeam_channel::Sender;
 use detector::Page;
 
 use super::metrics::{SkipReason, Skips};
-use super::source_remote::RemoteRun;
+use super::source_remote::{RemoteCounters, RemoteInputs, RemoteRun};
 use super::stages::Input;
 use crate::source::dir::{self, DirSource};
 use crawler::partition::Partition;
@@ -30,13 +30,8 @@ pub struct SourceCounters {
     pub pages_done: AtomicU64,
     /// Pages the trap filter dropped (with `pages_done`: every page sent has settled).
     pub pages_dropped: AtomicU64,
-    /// Remote files: read to the end, passed over as finished by an earlier run, given up.
-    pub remote_files_read: AtomicU64,
-    pub remote_files_finished_before: AtomicU64,
-    pub remote_files_failed: AtomicU64,
-    /// Transfers resumed with `Range`, and failed attempts retried.
-    pub remote_resumes: AtomicU64,
-    pub remote_retries: AtomicU64,
+    /// What happened to remote files.
+    pub remote: RemoteCounters,
 }
 
 impl SourceCounters {
@@ -74,24 +69,6 @@ impl SourceOptions {
     /// Options for local inputs (remote ones with the defaults, nothing recorded).
     pub fn local(url_prefix: Option<String>, max_body_bytes: u64) -> Self {
         Self { url_prefix, max_body_bytes, remote: RemoteInputs::default(), store: None }
-    }
-}
-
-/// How remote (HTTP) inputs are read.
-#[derive(Debug, Clone)]
-pub struct RemoteInputs {
-    /// Files fetched at once (the one being read, and the next ones).
-    pub in_flight: usize,
-    /// Attempts after a failure before a file is given up.
-    pub retries: u32,
-    /// First wait before a retry, doubled each time.
-    pub backoff: std::time::Duration,
-    pub user_agent: Option<String>,
-}
-
-impl Default for RemoteInputs {
-    fn default() -> Self {
-        Self { in_flight: 3, retries: 5, backoff: std::time::Duration::from_millis(500), user_agent: None }
     }
 }
 
@@ -173,9 +150,17 @@ pub fn run_partition(
         c.payload_bytes.fetch_add(page.body.len() as u64, Relaxed);
         tx.send(page.into()).is_ok()
     };
-    let mut remote = RemoteRun::start(&plan, &opts, part, c)?;
+    // Remote files are numbered among themselves for partitions.
+    let remote_inputs = plan.inputs.iter().filter(|(_, k)| *k == InputKind::Remote);
+    let remote_urls = remote_inputs
+        .enumerate()
+        .filter(|(i, _)| part.owns_input(*i as u64))
+        .map(|(_, (p, _))| p.to_string_lossy().into_owned())
+        .collect();
+    let mut remote = RemoteRun::start(remote_urls, &opts.remote, opts.store.clone(), &c.remote)?;
+    let drained = || c.drained();
+    let max_body = usize::try_from(opts.max_body_bytes).unwrap_or(usize::MAX);
     for (path, kind) in plan.inputs {
-        // Remote files are numbered among themselves (`RemoteRun::start`).
         if !matches!(kind, InputKind::Dir | InputKind::Remote) && !mine() {
             continue;
         }
@@ -194,7 +179,11 @@ pub fn run_partition(
                 }
             }
             InputKind::Remote => {
-                if !remote.read(&path, &opts, &send, skips, c)? {
+                let send_pages = |reader: &mut dyn std::io::Read, name: &str| {
+                    let pages = WarcPages::from_reader(reader, name, 0).with_max_size(max_body);
+                    send_warc_pages(pages, name, &send, skips, c)
+                };
+                if !remote.read(&path, &c.remote, &drained, send_pages)? {
                     return Ok(());
                 }
             }
@@ -241,11 +230,11 @@ pub fn run_partition(
             },
         }
     }
-    remote.checkpoint(&opts, c, true)
+    remote.checkpoint(&drained, true)
 }
 
 /// Send the pages of one WARC file on; false when the pipeline downstream has stopped.
-pub(super) fn send_warc_pages<R: std::io::Read>(
+fn send_warc_pages<R: std::io::Read>(
     mut pages: WarcPages<R>,
     name: &str,
     send: &impl Fn(Page) -> bool,

@@ -106,7 +106,7 @@ impl ScanArgs {
             batch_size: 256,
             max_body_bytes: self.max_body_bytes,
             progress: self.progress,
-            remote: crate::pipeline::source_stage::RemoteInputs {
+            remote: crate::pipeline::source_remote::RemoteInputs {
                 in_flight: usize::from(self.in_flight),
                 retries: self.retries,
                 ..Default::default()
