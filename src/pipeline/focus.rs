@@ -33,6 +33,9 @@
 //! looked at come before hosts whose text showed nothing, and among equals the
 //! breadth-first order holds (priority ties are broken by depth).
 //!
+//! Per-host statistics live in memory (a few dozen bytes per host fetched from): a resumed
+//! crawl keeps its frontier and the link scores in it, and learns about hosts again.
+//!
 //! Every decision is explainable: with a log, each queued link with evidence (`"t":"link"`)
 //! and each page fetch (`"t":"take"`: its ordinal, the host's rank and statistics) is a JSON
 //! line; [`explain`] reads them back for `ditto crawl --explain-priority URL`.
@@ -144,10 +147,14 @@ pub struct TitleIndex {
 
 impl TitleIndex {
     /// Index `titles`; titles that could never count (stop words, one short word, longer
-    /// than 8 tokens) are left out.
+    /// than 8 tokens) are left out, and so are URLs (a blind label set's sources are sample
+    /// URLs, not titles).
     pub fn new<'a>(titles: impl IntoIterator<Item = &'a str>) -> Self {
         let mut idx = TitleIndex::default();
         for t in titles {
+            if t.contains("://") {
+                continue;
+            }
             let toks = tokens(t);
             if toks.is_empty() || toks.len() > MAX_TITLE_TOKENS || !Self::significant(&toks) {
                 continue;
@@ -528,13 +535,22 @@ mod tests {
     use super::*;
 
     fn idx() -> TitleIndex {
-        TitleIndex::new(["Abraham Lincoln", "A", "Albedo", "The", "Go", "United States Army", "1999"])
+        TitleIndex::new([
+            "Abraham Lincoln",
+            "A",
+            "Albedo",
+            "The",
+            "Go",
+            "United States Army",
+            "1999",
+            "http://blind.example/sample/page",
+        ])
     }
 
     #[test]
     fn titles_match_as_whole_token_runs() {
         let i = idx();
-        assert_eq!(i.len(), 3); // "A", "The", "Go" and "1999" never count alone
+        assert_eq!(i.len(), 3); // "A", "The", "Go" and "1999" never count alone, URLs never
         let hit = i.find(&tokens("More on President Abraham Lincoln's life")).unwrap();
         assert_eq!((hit.title.as_str(), hit.words), ("abraham lincoln", 2));
         assert_eq!(i.find(&tokens("Lincoln, Abraham")), None);
