@@ -98,8 +98,7 @@ fn labeled_focus_finds_the_copies_first_politely_and_explains_why() {
     check_politeness(&web, "labeled");
     assert_eq!((pages, bfs_pages), (BUDGET, BUDGET));
     eprintln!("labeled chunks after {BUDGET} of {web_pages} pages: labeled {labeled}, bfs {bfs}");
-    // Measured over nginx: about 190 against 5 at 540 of 879 pages; in this test 105–118
-    // against 5 (BENCHMARKS.md has the full-size web).
+    // Measured: 182 against 5 (BENCHMARKS.md has it, and the full-size web over nginx).
     assert!(labeled >= 60.0 && labeled >= 3.0 * bfs, "labeled {labeled} vs bfs {bfs} labeled chunks");
     assert!(!bfs_db.join("focus-log.jsonl").exists(), "bfs keeps no focus log");
 
