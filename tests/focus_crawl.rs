@@ -15,7 +15,7 @@ use testweb::{Resource, Site, TestWeb, WebSpec};
 
 const UA: &str = "ditto-test/0.1 (+http://localhost/focus-test)";
 const DELAY_MS: u64 = 20;
-const BUDGET: u64 = 500;
+const BUDGET: u64 = 540;
 
 /// The generator's web: `OUT/hosts/HOST/PATH` served for `*.focus.test`, `/` as `index.html`.
 fn serve(root: PathBuf) -> TestWeb {
@@ -68,7 +68,7 @@ fn crawl(tmp: &Path, web: &TestWeb, labelset: &Path, seeds: &Path, focus: &str) 
     ]);
     let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
     let pages = s["crawl"]["pages"].as_u64().unwrap();
-    let labeled = s["harvest_rate"].as_f64().unwrap() * pages as f64;
+    let labeled = (s["harvest_rate"].as_f64().unwrap() * pages as f64).round();
     (db, labeled, pages)
 }
 
@@ -98,9 +98,8 @@ fn labeled_focus_finds_the_copies_first_politely_and_explains_why() {
     check_politeness(&web, "labeled");
     assert_eq!((pages, bfs_pages), (BUDGET, BUDGET));
     eprintln!("labeled chunks after {BUDGET} of {web_pages} pages: labeled {labeled}, bfs {bfs}");
-    // Measured: about 150 against 0 at 500 of 879 pages (nginx, BENCHMARKS.md has the
-    // full-size web).
-    assert!(labeled >= 50.0 && labeled >= 3.0 * bfs, "labeled {labeled} vs bfs {bfs} labeled chunks");
+    // Measured: 182 against 5 (BENCHMARKS.md has it, and the full-size web over nginx).
+    assert!(labeled >= 60.0 && labeled >= 3.0 * bfs, "labeled {labeled} vs bfs {bfs} labeled chunks");
     assert!(!bfs_db.join("focus-log.jsonl").exists(), "bfs keeps no focus log");
 
     // Why the first copied page of a copying host was taken when it was.

@@ -64,11 +64,14 @@ pub struct FocusOptions {
     pub log: Option<PathBuf>,
     /// How many of the best-ranked hosts are fetched from at a time.
     pub hosts: usize,
+    /// Beyond the best 8 hosts, only hosts ranked at least this share of the best are
+    /// fetched from (`crawler::crawl::CrawlConfig::focus_rank_span`).
+    pub rank_span: f64,
 }
 
 impl Default for FocusOptions {
     fn default() -> Self {
-        FocusOptions { titles: Vec::new(), log: None, hosts: 64 }
+        FocusOptions { titles: Vec::new(), log: None, hosts: 64, rank_span: 0.1 }
     }
 }
 
@@ -212,6 +215,7 @@ pub fn run_partition(
     if let Some(f) = &focused {
         crawl_cfg.ranker = Some(f.clone());
         crawl_cfg.focus_hosts = s.focus_opts.hosts.max(1);
+        crawl_cfg.focus_rank_span = s.focus_opts.rank_span.clamp(0.0, 1.0);
     }
     matcher.links = Some(LinkSettings {
         policy: policy.clone(),

@@ -25,13 +25,18 @@
 //!    whose pages carry labeled chunks get their other URLs sooner, hosts whose pages carry
 //!    text but no labeled chunk fall behind within a page or two (a per-host budget that
 //!    adapts, like a Bayesian bandit's posterior), and pages without long text (menus,
-//!    indexes) cost a host nothing, which is what lets tunnelling work. Only the best
+//!    indexes) cost a host nothing, which is what lets tunnelling work; a host entered through
+//!    such pages is followed a few pages before hosts not entered yet ([`TUNNEL_PAGES`]).
+//!    Only the best
 //!    `--focus-hosts` hosts are fetched from at a time (`crawler::crawl::HostRanker`);
 //!    politeness is the crawler's, unchanged.
 //!
 //! URLs without any evidence score 0; their hosts rank by the prior alone, so hosts not yet
 //! looked at come before hosts whose text showed nothing, and among equals the
 //! breadth-first order holds (priority ties are broken by depth).
+//!
+//! Per-host statistics live in memory (a few dozen bytes per host fetched from): a resumed
+//! crawl keeps its frontier and the link scores in it, and learns about hosts again.
 //!
 //! Every decision is explainable: with a log, each queued link with evidence (`"t":"link"`)
 //! and each page fetch (`"t":"take"`: its ordinal, the host's rank and statistics) is a JSON
@@ -51,6 +56,13 @@ use store::FrontierEntry;
 
 /// A link from a page without labeled text inherits this share of its parent's score.
 pub const TUNNEL_DECAY: f64 = 0.5;
+/// Tunnelling into a host: while its first pages are menus alone (no long chunk: no evidence
+/// either way), up to this many, its rank is raised by [`TUNNEL_BONUS`], so a crawl follows a
+/// site it has entered through its menus before it enters another of the same rank; what is
+/// left to learn about it costs fewer pages (Bergmark et al. 2002 bound tunnels the same way).
+pub const TUNNEL_PAGES: u64 = 4;
+/// The factor (1 + this) on a tunnelled host's rank: a tie-break, below any link evidence.
+pub const TUNNEL_BONUS: f64 = 0.5;
 /// Share of a copying host's long chunks that are labeled, as [`HostStats::rank`] assumes.
 pub const COPIER_SHARE: f64 = 0.5;
 /// Share of another host's long chunks that are labeled (quotes, coincidences).
@@ -144,10 +156,14 @@ pub struct TitleIndex {
 
 impl TitleIndex {
     /// Index `titles`; titles that could never count (stop words, one short word, longer
-    /// than 8 tokens) are left out.
+    /// than 8 tokens) are left out, and so are URLs (a blind label set's sources are sample
+    /// URLs, not titles).
     pub fn new<'a>(titles: impl IntoIterator<Item = &'a str>) -> Self {
         let mut idx = TitleIndex::default();
         for t in titles {
+            if t.contains("://") {
+                continue;
+            }
             let toks = tokens(t);
             if toks.is_empty() || toks.len() > MAX_TITLE_TOKENS || !Self::significant(&toks) {
                 continue;
@@ -267,7 +283,7 @@ impl HostStats {
     /// Bayes' rule. Text without labeled chunks lowers it fast (a host yielding nothing gets
     /// little of the budget), pages without long text (menus, indexes) leave it as it is (so a
     /// crawl tunnels through them), and labeled chunks raise it to near 1 (the host's other
-    /// URLs go first).
+    /// URLs go first). A host being tunnelled gets (1 + [`TUNNEL_BONUS`]) × that.
     pub fn rank(&self, score: f64) -> f64 {
         let prior = clamp01(score).clamp(PRIOR_SCORE, 1.0 - 1e-9);
         let labeled = self.labeled_chunks as f64;
@@ -275,7 +291,17 @@ impl HostStats {
         let llr = labeled * (COPIER_SHARE / OTHER_SHARE).ln()
             + other * ((1.0 - COPIER_SHARE) / (1.0 - OTHER_SHARE)).ln();
         let log_odds = (prior / (1.0 - prior)).ln() + llr;
-        1.0 / (1.0 + (-log_odds).exp())
+        let p = 1.0 / (1.0 + (-log_odds).exp());
+        if self.tunnelling() {
+            p * (1.0 + TUNNEL_BONUS)
+        } else {
+            p
+        }
+    }
+
+    /// Entered, and every page so far a menu ([`TUNNEL_PAGES`]).
+    pub fn tunnelling(&self) -> bool {
+        self.long_chunks == 0 && (1..=TUNNEL_PAGES).contains(&self.pages)
     }
 }
 
@@ -504,8 +530,15 @@ pub fn explain(log: &Path, url: &str) -> anyhow::Result<String> {
             );
             let _ = writeln!(
                 w,
-                "    host so far: {} pages, {} long chunks, {} labeled chunks; rank = P(the host copies), prior max({score:.3}, {PRIOR_SCORE}), labeled share {COPIER_SHARE} if it copies, {OTHER_SHARE} if not",
-                stats.pages, stats.long_chunks, stats.labeled_chunks
+                "    host so far: {} pages, {} long chunks, {} labeled chunks; rank = P(the host copies), prior max({score:.3}, {PRIOR_SCORE}), labeled share {COPIER_SHARE} if it copies, {OTHER_SHARE} if not{}",
+                stats.pages,
+                stats.long_chunks,
+                stats.labeled_chunks,
+                if stats.tunnelling() {
+                    format!("; x {} while tunnelling (menus only so far)", 1.0 + TUNNEL_BONUS)
+                } else {
+                    String::new()
+                }
             );
         }
     }
@@ -528,13 +561,22 @@ mod tests {
     use super::*;
 
     fn idx() -> TitleIndex {
-        TitleIndex::new(["Abraham Lincoln", "A", "Albedo", "The", "Go", "United States Army", "1999"])
+        TitleIndex::new([
+            "Abraham Lincoln",
+            "A",
+            "Albedo",
+            "The",
+            "Go",
+            "United States Army",
+            "1999",
+            "http://blind.example/sample/page",
+        ])
     }
 
     #[test]
     fn titles_match_as_whole_token_runs() {
         let i = idx();
-        assert_eq!(i.len(), 3); // "A", "The", "Go" and "1999" never count alone
+        assert_eq!(i.len(), 3); // "A", "The", "Go" and "1999" never count alone, URLs never
         let hit = i.find(&tokens("More on President Abraham Lincoln's life")).unwrap();
         assert_eq!((hit.title.as_str(), hit.words), ("abraham lincoln", 2));
         assert_eq!(i.find(&tokens("Lincoln, Abraham")), None);
@@ -598,8 +640,12 @@ mod tests {
         assert!(copying.rank(0.0) > 0.99 && decoy.rank(0.8) < 1e-3);
         // One page of text without labeled chunks is enough to fall well behind.
         assert!(one_text_page.rank(0.8) < 0.2 * fresh.rank(0.8));
-        // Menu pages change nothing (tunnelling).
-        assert!((menus.rank(0.4) - 0.4).abs() < 1e-9);
+        // Menu pages count as no evidence, and a host entered through them is followed a few
+        // pages before others of its rank (tunnelling), yet behind any link evidence.
+        assert!((menus.rank(0.4) - 0.4 * (1.0 + TUNNEL_BONUS)).abs() < 1e-9);
+        assert!(menus.rank(0.0) > fresh.rank(0.0) && menus.rank(0.0) < fresh.rank(0.2));
+        let long_tunnel = HostStats { pages: TUNNEL_PAGES + 1, ..menus };
+        assert!((long_tunnel.rank(0.0) - PRIOR_SCORE).abs() < 1e-9);
         // No evidence at all: hosts nobody looked at and hosts of menus alone come before
         // hosts whose text had no labeled chunk.
         assert!((fresh.rank(0.0) - PRIOR_SCORE).abs() < 1e-9);

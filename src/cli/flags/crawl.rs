@@ -63,6 +63,11 @@ pub struct CrawlArgs {
     /// (each still polite); the others wait until they rank among them.
     #[arg(long, default_value_t = 64)]
     pub focus_hosts: usize,
+    /// `--focus labeled`: beyond the best 8 hosts, fetch only from hosts ranked at least
+    /// this share of the best host's rank (0 to 1; 0 fetches from all --focus-hosts, faster
+    /// but spending more of the page budget on hosts that promise less).
+    #[arg(long, default_value_t = 0.1)]
+    pub focus_rank_span: f64,
     /// Say why URL was fetched when it was (its link's evidence, its host's rank at the
     /// time), from the focus log of --store (`focus-log.jsonl`, written by `--focus labeled`
     /// crawls), and exit.
@@ -177,6 +182,7 @@ impl CrawlArgs {
                 titles: crate::labelset::source_titles(labelset)?,
                 log: Some(crate::pipeline::focus::log_path_for(&self.store)),
                 hosts: self.focus_hosts.max(1),
+                rank_span: self.focus_rank_span,
             },
         };
         Ok(CrawlSettings {
