@@ -233,7 +233,7 @@ pub fn load_for_scan(
             evidence_per_page: 3,
             passage_chars: 300,
             links: None,
-            keep_text: true,
+            keep_text: false,
             near_dups: Some(Arc::new(crate::live::neardups::LiveNearDups::new(
                 crate::live::neardups::NEAR_DUP_K,
             )?)),

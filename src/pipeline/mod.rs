@@ -278,8 +278,18 @@ fn spawn_stages(
         Some(stages::fingerprint(p, &norm, &need))
     }));
     let matcher = Arc::new(matcher);
+    let s = skips.clone();
     workers.extend(pool::spawn_pool(metrics.matching.clone(), threads, fp_rx, output, move |p| {
-        Some(stages::match_stage(p, &matcher))
+        // The store rows are encoded here, in the pool: the writer only applies them.
+        let mut w = stages::match_stage(p, &matcher);
+        match w.encode() {
+            Ok(()) => Some(w),
+            Err(e) => {
+                s.add(SkipReason::ReadError, 1);
+                s.error(format!("encoding a store record: {e}"));
+                None
+            }
+        }
     }));
     workers
 }

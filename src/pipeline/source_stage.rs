@@ -55,6 +55,9 @@ pub fn plan(inputs: &[PathBuf]) -> Result<Plan> {
     let mut total = 0u64;
     for p in inputs {
         let meta = std::fs::metadata(p).with_context(|| format!("input {}", p.display()))?;
+        // Absolute, so a page's origin (where evidence is read back from) does not depend on
+        // the directory a later command runs in.
+        let p = &std::fs::canonicalize(p).with_context(|| format!("input {}", p.display()))?;
         if meta.is_dir() {
             // WARC files inside a directory are read as WARCs, the other files as pages.
             for w in crate::source::dir::warc_files_under(p) {

@@ -216,7 +216,8 @@ pub struct Matcher {
     pub passage_chars: usize,
     /// Crawl only: how links found on pages enter the frontier.
     pub links: Option<LinkSettings>,
-    /// Keep each page's cleaned text in the store (for evidence and later analyses).
+    /// Keep each page's cleaned text in the store (`--keep-text`, for inputs that will not
+    /// stay); otherwise evidence and analyses read pages back from their sources.
     pub keep_text: bool,
     /// Live near-duplicate marking (issue 12): each page's SimHash is looked up among the
     /// pages matched before it; `None` turns it off.
@@ -320,7 +321,8 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
         _ => None,
     };
     let fetched = p.ticket.map(|t| (t.url, t.host_key));
-    let text = m.keep_text.then_some(p.doc.blocks);
+    // The text goes on only where it is stored or live origins reads it in the writer.
+    let text = (m.keep_text || m.origins.is_some()).then_some(p.doc.blocks);
     PageWrite {
         neighborhoods,
         accumulator: NeighborhoodAccumulator::of_page(&v),
@@ -347,6 +349,8 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
         links,
         shingles: p.replica.shingles,
         text,
+        keep_text: m.keep_text,
+        encoded: None,
     }
 }
 

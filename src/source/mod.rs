@@ -2,3 +2,4 @@
 //! produce [`detector::Page`]s that enter the pipeline at the same place as crawler fetches.
 
 pub mod dir;
+pub mod text;

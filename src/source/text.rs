@@ -1,0 +1,204 @@
+//! A stored page's text, read back from where the page came from.
+//!
+//! The store keeps verdicts, not text (`store` crate docs). Evidence (copied passages,
+//! near-replica differences, quilt patches, origins, recrawl comparisons) and the analyses
+//! over a finished store get a page's cleaned text blocks here: the text kept in the store
+//! when the scan ran with `--keep-text`, else the page read back from its WARC record (file
+//! and record offset) or file, its body's SHA-1 checked against the stored one (the key's),
+//! and cleaned again with the same cleaner the scan used. A source that is gone or changed
+//! gives [`PageText::Unavailable`] with a plain reason, and callers say so and go on.
+
+use std::cell::Cell;
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use crawler::warc::{convert_record, WarcReader, DEFAULT_MAX_BODY};
+use detector::fingerprint::{parse_hex, sha1, Sha1Digest};
+use detector::{CleanOptions, PageOrigin};
+use store::{PageRecord, Store};
+
+/// Store metadata naming the directory a crawl wrote its WARC files to (crawl records name
+/// the file only).
+pub const WARC_DIR_META: &str = "warc_dir";
+
+/// A page's text, or why it cannot be had.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PageText {
+    /// The cleaned text blocks, as the scan saw them.
+    Text(Vec<String>),
+    /// The source is gone or changed (or was never kept): a plain sentence saying which.
+    Unavailable(String),
+}
+
+impl PageText {
+    /// The blocks, or none when unavailable.
+    pub fn blocks(self) -> Option<Vec<String>> {
+        match self {
+            PageText::Text(b) => Some(b),
+            PageText::Unavailable(_) => None,
+        }
+    }
+}
+
+/// Reads stored pages' text back (see the module docs).
+pub struct TextSource<'a> {
+    store: &'a Store,
+    warc_dir: Option<PathBuf>,
+    /// Pages whose text could not be had so far.
+    unavailable: Cell<u64>,
+    /// The first reason, for a summary line.
+    first_reason: std::cell::RefCell<Option<String>>,
+}
+
+impl<'a> TextSource<'a> {
+    pub fn new(store: &'a Store) -> Result<Self> {
+        let warc_dir = store.meta(WARC_DIR_META)?.map(PathBuf::from);
+        Ok(TextSource { store, warc_dir, unavailable: Cell::new(0), first_reason: Default::default() })
+    }
+
+    /// Pages whose text could not be had so far, and the first reason.
+    pub fn unavailable(&self) -> (u64, Option<String>) {
+        (self.unavailable.get(), self.first_reason.borrow().clone())
+    }
+
+    /// A line for stderr when some texts could not be had ("" when all could).
+    pub fn summary(&self) -> Option<String> {
+        let (n, why) = self.unavailable();
+        (n > 0).then(|| {
+            format!(
+                "note: the text of {n} page(s) could not be read back from their sources (first: {}); \
+                 they were left out of the evidence",
+                why.unwrap_or_default()
+            )
+        })
+    }
+
+    /// The text of a stored page capture.
+    pub fn text_of_key(&self, url: &str, file_hash: &Sha1Digest) -> Result<PageText> {
+        if let Some(blocks) = self.store.page_text(url, file_hash)? {
+            return Ok(PageText::Text(blocks));
+        }
+        match self.store.page(url, file_hash)? {
+            Some(rec) => Ok(self.count(self.read_back(&rec.url, file_hash, &rec.origin))),
+            None => Ok(self.count(PageText::Unavailable(format!("{url} is not in the store")))),
+        }
+    }
+
+    /// The text of a stored page.
+    pub fn text_of(&self, rec: &PageRecord) -> Result<PageText> {
+        let Some(hash) = parse_hex(&rec.file_hash) else {
+            return Ok(self.count(PageText::Unavailable(format!("{}: the stored file hash is damaged", rec.url))));
+        };
+        if let Some(blocks) = self.store.page_text(&rec.url, &hash)? {
+            return Ok(PageText::Text(blocks));
+        }
+        Ok(self.count(self.read_back(&rec.url, &hash, &rec.origin)))
+    }
+
+    /// Every stored page with its text, in URL order (the store's page order): pages whose
+    /// text cannot be had come with no blocks (and are counted, [`Self::unavailable`]), so
+    /// the numbering of pages is the same on every pass.
+    pub fn texts(&self) -> impl Iterator<Item = Result<(String, Sha1Digest, Vec<String>)>> + '_ {
+        self.store.pages().map(move |r| {
+            let rec = r?;
+            let hash = parse_hex(&rec.file_hash).unwrap_or_default();
+            let blocks = self.text_of(&rec)?.blocks().unwrap_or_default();
+            Ok((rec.url, hash, blocks))
+        })
+    }
+
+    fn count(&self, t: PageText) -> PageText {
+        if let PageText::Unavailable(why) = &t {
+            self.unavailable.set(self.unavailable.get() + 1);
+            let mut first = self.first_reason.borrow_mut();
+            if first.is_none() {
+                *first = Some(why.clone());
+            }
+        }
+        t
+    }
+
+    /// Read the page back from its origin, check its digest and clean it.
+    fn read_back(&self, url: &str, hash: &Sha1Digest, origin: &PageOrigin) -> PageText {
+        let page = match origin {
+            PageOrigin::Warc { file, offset } => {
+                let path = self.warc_path(file);
+                read_warc_record(&path, *offset, url, hash)
+            }
+            PageOrigin::File { path } => read_file(Path::new(path), hash),
+            PageOrigin::Fetch => Err(format!(
+                "{url} was fetched by a crawl that wrote no WARC and kept no text (use --warc-dir or --keep-text)"
+            )),
+            PageOrigin::Unknown => Err(format!("{url}: the store does not say where the page came from")),
+        };
+        match page {
+            Ok((body, content_type)) => {
+                let doc = detector::clean(
+                    &body,
+                    content_type.as_deref(),
+                    Some(url),
+                    &CleanOptions { extract_links: false },
+                );
+                PageText::Text(doc.blocks.to_vec())
+            }
+            Err(why) => PageText::Unavailable(why),
+        }
+    }
+
+    /// A WARC file named by a record: absolute as scans record it, or a crawl's file name in
+    /// the crawl's WARC directory.
+    fn warc_path(&self, file: &str) -> PathBuf {
+        let p = Path::new(file);
+        match &self.warc_dir {
+            Some(dir) if p.is_relative() => dir.join(p),
+            _ => p.to_path_buf(),
+        }
+    }
+}
+
+/// The body and content type of the record of `url` in the WARC member (or plain record)
+/// at `offset` of `path`, when its SHA-1 is `hash`.
+fn read_warc_record(
+    path: &Path,
+    offset: u64,
+    url: &str,
+    hash: &Sha1Digest,
+) -> std::result::Result<(Vec<u8>, Option<String>), String> {
+    let gone = |e: std::io::Error| format!("source gone: {} ({e})", path.display());
+    let mut f = File::open(path).map_err(gone)?;
+    f.seek(SeekFrom::Start(offset)).map_err(gone)?;
+    let mut changed = false;
+    // Records are read from `offset` on; the page's record is in the first gzip member (or
+    // is the first plain record), whose records all report offset 0 from here.
+    for rec in WarcReader::new(f) {
+        let Ok(rec) = rec else { break };
+        if rec.offset != 0 {
+            break;
+        }
+        if rec.target_uri.as_deref() != Some(url) {
+            continue;
+        }
+        if let Some(page) = convert_record(&rec, &path.to_string_lossy(), DEFAULT_MAX_BODY).page {
+            if sha1(&page.body) == *hash {
+                return Ok((page.body, page.content_type));
+            }
+            changed = true;
+        }
+    }
+    Err(if changed {
+        format!("source changed: the record of {url} in {} no longer has the SHA-1 the scan saw", path.display())
+    } else {
+        format!("source changed: no record of {url} at offset {offset} of {}", path.display())
+    })
+}
+
+/// A file's bytes and guessed content type, when its SHA-1 is `hash`.
+fn read_file(path: &Path, hash: &Sha1Digest) -> std::result::Result<(Vec<u8>, Option<String>), String> {
+    let body = std::fs::read(path).map_err(|e| format!("source gone: {} ({e})", path.display()))?;
+    if sha1(&body) != *hash {
+        return Err(format!("source changed: {} no longer has the SHA-1 the scan saw", path.display()));
+    }
+    Ok((body, super::dir::guess_content_type(path).map(str::to_string)))
+}
