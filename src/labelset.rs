@@ -231,7 +231,7 @@ pub fn load_for_scan(
             files,
             stops: Arc::new(Stops(stops)),
             evidence_per_page: 3,
-            passage_chars: 300,
+            passage_chars: crate::source::text::PASSAGE_CHARS,
             links: None,
             keep_text: false,
             near_dups: Some(Arc::new(crate::live::neardups::LiveNearDups::new(

@@ -46,8 +46,8 @@ use serde::Serialize;
 use store::Store;
 
 use crate::analysis::counting::{Counter, Counts, Key, TempDir};
-use crate::source::text::TextSource;
 use crate::labelset::{load_stops, store_normalization};
+use crate::source::text::TextSource;
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

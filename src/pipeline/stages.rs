@@ -292,7 +292,11 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
             }
             if let Some(text) = p.doc.blocks.get(cm.block as usize) {
                 used_blocks.push(cm.block);
-                evidence.push(Evidence { source: cm.source, passage: shorten(text, m.passage_chars) });
+                evidence.push(Evidence {
+                    source: cm.source,
+                    passage: shorten(text, m.passage_chars),
+                    block: cm.block,
+                });
             }
         }
     }
@@ -356,23 +360,7 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
 
 /// Collapse whitespace and cut to `max` chars, ending with "…" when cut.
 pub fn shorten(text: &str, max: usize) -> String {
-    let mut out = String::new();
-    let mut n = 0;
-    for word in text.split_whitespace() {
-        if n > 0 {
-            out.push(' ');
-            n += 1;
-        }
-        for c in word.chars() {
-            if n >= max {
-                out.push('…');
-                return out;
-            }
-            out.push(c);
-            n += 1;
-        }
-    }
-    out
+    crate::source::text::shorten_passage(text, max)
 }
 
 #[cfg(test)]

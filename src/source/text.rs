@@ -19,6 +19,30 @@ use detector::fingerprint::{parse_hex, sha1, Sha1Digest};
 use detector::{CleanOptions, PageOrigin};
 use store::{PageRecord, Store};
 
+/// Longest copied passage shown, in characters (the match stage cuts passages to this).
+pub const PASSAGE_CHARS: usize = 300;
+
+/// Collapse whitespace and cut to `max` chars, ending with "…" when cut.
+pub fn shorten_passage(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut n = 0;
+    for word in text.split_whitespace() {
+        if n > 0 {
+            out.push(' ');
+            n += 1;
+        }
+        for c in word.chars() {
+            if n >= max {
+                out.push('…');
+                return out;
+            }
+            out.push(c);
+            n += 1;
+        }
+    }
+    out
+}
+
 /// Store metadata naming the directory a crawl wrote its WARC files to (crawl records name
 /// the file only).
 pub const WARC_DIR_META: &str = "warc_dir";
@@ -89,7 +113,9 @@ impl<'a> TextSource<'a> {
     /// The text of a stored page.
     pub fn text_of(&self, rec: &PageRecord) -> Result<PageText> {
         let Some(hash) = parse_hex(&rec.file_hash) else {
-            return Ok(self.count(PageText::Unavailable(format!("{}: the stored file hash is damaged", rec.url))));
+            return Ok(
+                self.count(PageText::Unavailable(format!("{}: the stored file hash is damaged", rec.url)))
+            );
         };
         if let Some(blocks) = self.store.page_text(&rec.url, &hash)? {
             return Ok(PageText::Text(blocks));
@@ -107,6 +133,32 @@ impl<'a> TextSource<'a> {
             let blocks = self.text_of(&rec)?.blocks().unwrap_or_default();
             Ok((rec.url, hash, blocks))
         })
+    }
+
+    /// Fill in the passages of a stored record's evidence (the store keeps each passage's
+    /// block number only) from the page's text; when that cannot be had, each passage says
+    /// so instead.
+    pub fn fill_passages(&self, rec: &mut PageRecord) -> Result<()> {
+        if rec.evidence.iter().all(|e| !e.passage.is_empty()) {
+            return Ok(());
+        }
+        match self.text_of(rec)? {
+            PageText::Text(blocks) => {
+                for e in rec.evidence.iter_mut().filter(|e| e.passage.is_empty()) {
+                    e.passage = match blocks.get(e.block as usize) {
+                        Some(b) => shorten_passage(b, PASSAGE_CHARS),
+                        None => "(passage not available: the page's text has fewer blocks than the scan saw)"
+                            .into(),
+                    };
+                }
+            }
+            PageText::Unavailable(why) => {
+                for e in rec.evidence.iter_mut().filter(|e| e.passage.is_empty()) {
+                    e.passage = format!("(passage not available: {why})");
+                }
+            }
+        }
+        Ok(())
     }
 
     fn count(&self, t: PageText) -> PageText {
@@ -158,6 +210,24 @@ impl<'a> TextSource<'a> {
     }
 }
 
+/// [`TextSource::fill_passages`] for a record read from one of several stores (a merged
+/// report): the first store holding the page capture reads it back.
+pub fn fill_passages_from(stores: &[&Store], rec: &mut PageRecord) -> Result<()> {
+    if rec.evidence.iter().all(|e| !e.passage.is_empty()) {
+        return Ok(());
+    }
+    let hash = parse_hex(&rec.file_hash).unwrap_or_default();
+    for s in stores {
+        if s.has_page(&rec.url, &hash)? {
+            return TextSource::new(s)?.fill_passages(rec);
+        }
+    }
+    match stores.first() {
+        Some(s) => TextSource::new(s)?.fill_passages(rec),
+        None => Ok(()),
+    }
+}
+
 /// The body and content type of the record of `url` in the WARC member (or plain record)
 /// at `offset` of `path`, when its SHA-1 is `hash`.
 fn read_warc_record(
@@ -188,7 +258,10 @@ fn read_warc_record(
         }
     }
     Err(if changed {
-        format!("source changed: the record of {url} in {} no longer has the SHA-1 the scan saw", path.display())
+        format!(
+            "source changed: the record of {url} in {} no longer has the SHA-1 the scan saw",
+            path.display()
+        )
     } else {
         format!("source changed: no record of {url} at offset {offset} of {}", path.display())
     })

@@ -86,8 +86,13 @@ pub type Result<T> = std::result::Result<T, StoreError>;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
     pub source: u32,
-    /// The page's passage (cleaned text, shortened).
+    /// The page's passage (cleaned text, shortened). The store keeps only `block`: a record
+    /// read from the store has an empty passage until it is read back from the page's text
+    /// (`ditto::source::text::TextSource::fill_passages`).
     pub passage: String,
+    /// Which of the page's cleaned text blocks the passage is.
+    #[serde(default)]
+    pub block: u32,
 }
 
 /// How many chunk occurrences of a page came from one source.

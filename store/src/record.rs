@@ -17,7 +17,7 @@
 //! | text SHA-1 (flag 4) | 20 |
 //! | origin: 0 unknown, 1 fetch, 2 file (`s` path), 3 WARC (`s` file, `v` offset) | u8 … |
 //! | sources: `v` count, then (`v` source, `v` chunks) each | |
-//! | evidence: `v` count, then (`v` source, `s` passage) each | |
+//! | evidence: `v` count, then (`v` source, `v` text block) each (the passage is read back from the page's text) | |
 //! | near duplicate of (flag 8) | s |
 //!
 //! Kept text (`--keep-text`): `v` block count, then each block as `s`, deflated.
@@ -54,7 +54,7 @@ pub fn encode_record(r: &PageRecord) -> Result<Vec<u8>, String> {
         None => None,
         Some(h) => Some(parse_hex(h).ok_or("the text hash is not 40 hex digits")?),
     };
-    let mut out = Vec::with_capacity(64 + r.evidence.iter().map(|e| e.passage.len() + 4).sum::<usize>());
+    let mut out = Vec::with_capacity(64 + 8 * (r.sources.len() + r.evidence.len()));
     out.push(RECORD_LAYOUT);
     let flags = (r.file_match.is_some() as u8 * F_FILE_MATCH)
         | (r.simhash.is_some() as u8 * F_SIMHASH)
@@ -97,7 +97,7 @@ pub fn encode_record(r: &PageRecord) -> Result<Vec<u8>, String> {
     put_v(&mut out, r.evidence.len() as u64);
     for e in &r.evidence {
         put_v(&mut out, u64::from(e.source));
-        put_s(&mut out, &e.passage);
+        put_v(&mut out, u64::from(e.block));
     }
     if let Some(n) = &r.near_duplicate_of {
         put_s(&mut out, n);
@@ -149,7 +149,10 @@ impl<'a> Reader<'a> {
     fn len(&mut self) -> Result<usize, String> {
         let n = self.v()?;
         // A count or length can never exceed what is left (every item takes a byte).
-        usize::try_from(n).ok().filter(|&n| n <= self.b.len()).ok_or_else(|| "a length runs past the end".into())
+        usize::try_from(n)
+            .ok()
+            .filter(|&n| n <= self.b.len())
+            .ok_or_else(|| "a length runs past the end".into())
     }
 
     fn s(&mut self) -> Result<String, String> {
@@ -188,7 +191,7 @@ pub fn decode_record(url: &str, file_hash: &Sha1Digest, value: &[u8]) -> Result<
     let n = r.len()?;
     let mut evidence = Vec::with_capacity(n);
     for _ in 0..n {
-        evidence.push(Evidence { source: r.v32()?, passage: r.s()? });
+        evidence.push(Evidence { source: r.v32()?, block: r.v32()?, passage: String::new() });
     }
     let near_duplicate_of = if flags & F_NEAR_DUP != 0 { Some(r.s()?) } else { None };
     if !r.b.is_empty() {
@@ -265,7 +268,7 @@ mod tests {
             contains: 2.0 / 300.0,
             file_match: Some(9),
             sources: vec![SourceCount { source: 4, chunks: 2 }, SourceCount { source: 1 << 30, chunks: 1 }],
-            evidence: vec![Evidence { source: 4, passage: "copied “text” …".into() }],
+            evidence: vec![Evidence { source: 4, block: 300, passage: String::new() }],
             origin: PageOrigin::Warc { file: "/data/x.warc.gz".into(), offset: 1 << 40 },
             simhash: Some(u64::MAX),
             text_hash: Some(hex(&[0xab; 20])),
@@ -279,6 +282,10 @@ mod tests {
         let r = sample();
         let v = encode_record(&r).unwrap();
         assert_eq!(decode_record(&r.url, &[7u8; 20], &v).unwrap(), r);
+        // Passages are not stored: they are read back from the page's text.
+        let mut with_passage = sample();
+        with_passage.evidence[0].passage = "copied “text” …".into();
+        assert_eq!(encode_record(&with_passage).unwrap(), v);
         let bare = PageRecord {
             file_match: None,
             simhash: None,

@@ -576,7 +576,7 @@ impl Review {
 
     /// One page: each capture with its copied passages beside their sources.
     pub fn render_page(&self, q: &PageQuery) -> Option<String> {
-        let captures: Vec<PageRecord> = self
+        let mut captures: Vec<PageRecord> = self
             .store
             .pages_under(&q.url)
             .flatten()
@@ -585,6 +585,13 @@ impl Review {
             .collect();
         if captures.is_empty() {
             return None;
+        }
+        // Copied passages are read back from the page's text (the store keeps block numbers);
+        // a passage whose source is gone says so.
+        if let Ok(texts) = crate::source::text::TextSource::new(&self.store) {
+            for p in &mut captures {
+                let _ = texts.fill_passages(p);
+            }
         }
         let mut s = String::new();
         w!(s, "<p class=\"crumbs\"><a href=\"/\">all</a>");
