@@ -75,7 +75,8 @@ pub fn run_scan_partition(
     matcher: Matcher,
     part: crawler::partition::Partition,
 ) -> Result<ScanStats> {
-    let plan = source_stage::plan(&cfg.inputs)?;
+    // The input size is needed only for a progress bar.
+    let plan = source_stage::plan_with(&cfg.inputs, cfg.progress != progress::ProgressMode::None)?;
     let total = plan.total_bytes;
     let opts = source_stage::SourceOptions {
         url_prefix: cfg.url_prefix.clone(),

@@ -275,3 +275,121 @@ fn read_file(path: &Path, hash: &Sha1Digest) -> std::result::Result<(Vec<u8>, Op
     }
     Ok((body, super::dir::guess_content_type(path).map(str::to_string)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crawler::warc::{FetchRecord, WarcWriter};
+    use store::{Evidence, PageWrite};
+
+    const HTML: &[u8] = b"<html><body><p>The first paragraph of the page, long enough to be a block.</p>\
+        <p>A second paragraph, with other words in it.</p></body></html>";
+
+    fn write(store: &Store, url: &str, body: &[u8], origin: PageOrigin) {
+        let file_hash = sha1(body);
+        let mut w = PageWrite {
+            record: PageRecord {
+                url: url.into(),
+                fetch_time: 0,
+                status: 200,
+                file_hash: detector::fingerprint::hex(&file_hash),
+                chunks: 2,
+                labeled_chunks: 1,
+                stop_chunks: 0,
+                contains: 0.5,
+                file_match: None,
+                sources: vec![],
+                evidence: vec![Evidence { source: 3, passage: "in memory only".into(), block: 1 }],
+                origin,
+                simhash: None,
+                text_hash: None,
+                shingles: 0,
+                near_duplicate_of: None,
+            },
+            file_hash,
+            neighborhoods: vec![],
+            accumulator: Default::default(),
+            fetched: None,
+            links: vec![],
+            shingles: vec![],
+            text: None,
+            keep_text: false,
+            encoded: None,
+        };
+        w.encode().unwrap();
+        assert_eq!(store.write_batch(&[w]).unwrap().written, 1);
+    }
+
+    fn cleaned(body: &[u8]) -> Vec<String> {
+        detector::clean(body, Some("text/html"), None, &CleanOptions { extract_links: false }).blocks.to_vec()
+    }
+
+    #[test]
+    fn files_are_read_back_checked_and_said_gone_or_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.db")).unwrap();
+        let page = dir.path().join("p.html");
+        std::fs::write(&page, HTML).unwrap();
+        let origin = PageOrigin::File { path: page.to_string_lossy().into_owned() };
+        write(&store, "http://h/p.html", HTML, origin);
+        let texts = TextSource::new(&store).unwrap();
+        let h = sha1(HTML);
+        assert_eq!(texts.text_of_key("http://h/p.html", &h).unwrap(), PageText::Text(cleaned(HTML)));
+        // The passage is not stored; it comes back from the file.
+        let mut rec = store.page("http://h/p.html", &h).unwrap().unwrap();
+        assert_eq!(rec.evidence[0].passage, "");
+        texts.fill_passages(&mut rec).unwrap();
+        assert_eq!(rec.evidence[0].passage, "A second paragraph, with other words in it.");
+        // Changed: the digest no longer matches.
+        std::fs::write(&page, b"<p>something else</p>").unwrap();
+        match texts.text_of_key("http://h/p.html", &h).unwrap() {
+            PageText::Unavailable(why) => assert!(why.starts_with("source changed"), "{why}"),
+            t => panic!("{t:?}"),
+        }
+        // Gone.
+        std::fs::remove_file(&page).unwrap();
+        let mut rec = store.page("http://h/p.html", &h).unwrap().unwrap();
+        texts.fill_passages(&mut rec).unwrap();
+        assert!(rec.evidence[0].passage.starts_with("(passage not available: source gone"), "{rec:?}");
+        assert_eq!(texts.unavailable().0, 2);
+        assert!(texts.summary().unwrap().contains("2 page(s)"));
+    }
+
+    #[test]
+    fn warc_records_are_read_back_from_their_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.db")).unwrap();
+        let warcs = dir.path().join("warcs");
+        let mut w = WarcWriter::new(&warcs, "t", 1 << 30).unwrap();
+        let rec = |url: &str, body: &[u8]| FetchRecord {
+            url: url.into(),
+            ip: None,
+            fetch_time: 0,
+            request_head: b"GET / HTTP/1.1\r\n\r\n".to_vec(),
+            status: 200,
+            reason: "OK".into(),
+            http_version: "HTTP/1.1".into(),
+            response_headers: vec![("Content-Type".into(), "text/html".into())],
+            body: body.to_vec(),
+            truncated: false,
+        };
+        let other = b"<p>another page entirely, in the record before</p>";
+        w.write_fetch(&rec("http://h/other", other)).unwrap();
+        let loc = w.write_fetch(&rec("http://h/p", HTML)).unwrap();
+        w.close().unwrap();
+        // A crawl names the file only; the store says where the WARC directory is.
+        store.set_meta(WARC_DIR_META, &warcs.to_string_lossy()).unwrap();
+        let origin = PageOrigin::Warc { file: loc.file.clone(), offset: loc.offset };
+        write(&store, "http://h/p", HTML, origin);
+        // The same record named at the wrong offset is not found.
+        write(&store, "http://h/q", HTML, PageOrigin::Warc { file: loc.file.clone(), offset: 0 });
+        let texts = TextSource::new(&store).unwrap();
+        assert_eq!(texts.text_of_key("http://h/p", &sha1(HTML)).unwrap(), PageText::Text(cleaned(HTML)));
+        assert!(matches!(texts.text_of_key("http://h/q", &sha1(HTML)).unwrap(), PageText::Unavailable(_)));
+        // Every page in URL order, the unavailable one with no blocks.
+        let all: Vec<_> = texts.texts().map(|r| r.unwrap()).collect();
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].2, cleaned(HTML));
+        assert!(all[1].2.is_empty());
+    }
+}
