@@ -16,6 +16,10 @@
 //! set), timed from spawn to exit. Both MB/s use the same bytes (the HTML bodies), so
 //! (b) / (a) is how close the whole scan comes to tokenizing alone. The store writer's busy
 //! time comes from the scan's `--stats-json`.
+//!
+//! On a machine shared with other work, wall times move with the load of the moment, so the
+//! CPU time of both is printed too: the tokenizer thread's (`/proc/thread-self/schedstat`)
+//! and the scan process' user + system time (run under `/usr/bin/time`), and their ratio.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -104,15 +108,20 @@ fn main() {
     let tmp = std::env::temp_dir().join(format!("scan_vs_tokenizer.{}", std::process::id()));
     std::fs::create_dir_all(&tmp).expect("temp dir");
     let (mut best_tok, mut best_scan) = (f64::MAX, f64::MAX);
+    let mut cpu_ratios = Vec::new();
     for round in 1..=a.rounds {
         let t = Instant::now();
+        let cpu0 = thread_cpu_secs();
         let tokens: usize = bodies.iter().map(|b| detector::clean::baseline::tokenize_only(b)).sum();
+        let tok_cpu = thread_cpu_secs() - cpu0;
         let tok = t.elapsed().as_secs_f64();
         std::hint::black_box(tokens);
         let store = tmp.join(format!("round{round}.db"));
         let stats = tmp.join(format!("round{round}.json"));
         let t = Instant::now();
-        let out = Command::new(&a.ditto)
+        let out = Command::new("/usr/bin/time")
+            .args(["-f", "cpu %U %S"])
+            .arg(&a.ditto)
             .args(["scan", "--threads", "1", "--progress", "none", "--store"])
             .arg(&store)
             .arg("--labelset")
@@ -126,18 +135,27 @@ fn main() {
         let scan = t.elapsed().as_secs_f64();
         assert!(out.status.success(), "ditto scan failed: {}", String::from_utf8_lossy(&out.stderr));
         let (store_busy, all_busy, scan_secs) = stage_times(&stats);
+        let scan_cpu = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .rev()
+            .find_map(|l| {
+                let mut f = l.strip_prefix("cpu ")?.split(' ').map(|x| x.parse::<f64>().ok());
+                Some(f.next()?? + f.next()??)
+            })
+            .unwrap_or(f64::NAN);
         let store_bytes = dir_bytes(&store);
         let pages = serde_json::from_slice::<serde_json::Value>(&std::fs::read(&stats).expect("stats"))
             .ok()
             .and_then(|v| v["pages_written"].as_u64())
             .unwrap_or(0);
         println!(
-            "round {round}: tokenizer {:.1} MB/s ({tok:.3} s); ditto scan process {:.1} MB/s ({scan:.3} s); \
-             ratio {:.3}; store writer busy {store_busy:.3} s = {:.1} % of stage busy time, {:.1} % of the \
+            "round {round}: tokenizer {:.1} MB/s ({tok:.3} s, CPU {tok_cpu:.3} s); ditto scan process {:.1} MB/s \
+             ({scan:.3} s, CPU {scan_cpu:.2} s); ratio {:.3}, CPU ratio {:.3}; store writer busy {store_busy:.3} s = {:.1} % of stage busy time, {:.1} % of the \
              scan's {scan_secs:.3} s; store {} bytes, {} pages, {:.0} bytes/page",
             mb / tok,
             mb / scan,
             tok / scan,
+            tok_cpu / scan_cpu,
             100.0 * store_busy / all_busy.max(1e-9),
             100.0 * store_busy / scan_secs.max(1e-9),
             store_bytes,
@@ -146,6 +164,7 @@ fn main() {
         );
         best_tok = best_tok.min(tok);
         best_scan = best_scan.min(scan);
+        cpu_ratios.push(tok_cpu / scan_cpu);
         let _ = std::fs::remove_dir_all(&store);
     }
     println!(
@@ -155,7 +174,17 @@ fn main() {
         mb / best_scan,
         best_tok / best_scan
     );
+    cpu_ratios.sort_by(f64::total_cmp);
+    println!("CPU ratio, median of {}: {:.3}", cpu_ratios.len(), cpu_ratios[cpu_ratios.len() / 2]);
     let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// CPU time of this thread so far (the first field of `/proc/thread-self/schedstat`, ns).
+fn thread_cpu_secs() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(f64::NAN, |ns| ns / 1e9)
 }
 
 fn dir_bytes(p: &Path) -> u64 {
