@@ -100,8 +100,11 @@ impl Detector {
     /// Open a label set (mmap, milliseconds) and the stop lists.
     pub fn open(labelset: impl AsRef<Path>, cfg: DetectorConfig) -> Result<Detector> {
         let path = labelset.as_ref();
-        let loaded =
+        let mut loaded =
             load_for_scan(path, None, &cfg.stop_chunks, cfg.default_stop_chunks).kind(ErrorKind::LabelSet)?;
+        // Pages handed in by a caller have no WARC or file to be read back from: a store
+        // they are added to keeps their text.
+        loaded.matcher.keep_text = true;
         let labelset = labelsets::LabelSet::open(path)?;
         let m = &loaded.matcher;
         let scan_matcher = Matcher {

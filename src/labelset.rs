@@ -231,9 +231,9 @@ pub fn load_for_scan(
             files,
             stops: Arc::new(Stops(stops)),
             evidence_per_page: 3,
-            passage_chars: 300,
+            passage_chars: crate::source::text::PASSAGE_CHARS,
             links: None,
-            keep_text: true,
+            keep_text: false,
             near_dups: Some(Arc::new(crate::live::neardups::LiveNearDups::new(
                 crate::live::neardups::NEAR_DUP_K,
             )?)),

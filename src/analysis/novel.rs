@@ -25,6 +25,8 @@ use detector::shingles::{visible_text, words};
 use serde::{Deserialize, Serialize};
 use store::Store;
 
+use crate::source::text::TextSource;
+
 /// A novel segment of a changed page: token range `[start, end)` and its words.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NovelSegment {
@@ -94,10 +96,11 @@ fn captures(store: &Store) -> Result<BTreeMap<String, Vec<Capture>>> {
     Ok(m)
 }
 
-fn text_of(store: &Store, url: &str, c: &Capture) -> Result<Vec<String>> {
+/// A capture's text, kept or read back from its source; `None` when that is gone or changed.
+fn text_of(t: &TextSource, url: &str, c: &Capture) -> Result<Option<Vec<String>>> {
     Ok(match parse_hex(&c.file_hash) {
-        Some(h) => store.page_text(url, &h)?.unwrap_or_default(),
-        None => Vec::new(),
+        Some(h) => t.text_of_key(url, &h)?.blocks(),
+        None => None,
     })
 }
 
@@ -105,6 +108,7 @@ fn text_of(store: &Store, url: &str, c: &Capture) -> Result<Vec<String>> {
 pub fn changed_pages(old: &Store, new: &Store) -> Result<Vec<ChangedPage>> {
     let old_caps = captures(old)?;
     let new_caps = captures(new)?;
+    let (old_t, new_t) = (TextSource::new(old)?, TextSource::new(new)?);
     let mut out = Vec::new();
     for (url, news) in &new_caps {
         let Some(olds) = old_caps.get(url) else { continue };
@@ -112,9 +116,19 @@ pub fn changed_pages(old: &Store, new: &Store) -> Result<Vec<ChangedPage>> {
         let Some(latest) = news.iter().rev().find(|c| !old_text_hashes.contains(&c.text_hash)) else {
             continue;
         };
-        let old_texts =
-            olds.iter().map(|c| text_of(old, url, c)).collect::<Result<Vec<_>>>().context("old texts")?;
-        let new_text = text_of(new, url, latest).context("new text")?;
+        let old_texts: Vec<Vec<String>> = olds
+            .iter()
+            .map(|c| text_of(&old_t, url, c))
+            .collect::<Result<Vec<_>>>()
+            .context("old texts")?
+            .into_iter()
+            .flatten()
+            .collect();
+        // A page whose texts cannot be read back is not compared (and counted below).
+        let Some(new_text) = text_of(&new_t, url, latest).context("new text")? else { continue };
+        if old_texts.is_empty() {
+            continue;
+        }
         let (tokens, segs) = novel_segments(&old_texts, &new_text);
         out.push(ChangedPage {
             url: url.clone(),
@@ -124,6 +138,11 @@ pub fn changed_pages(old: &Store, new: &Store) -> Result<Vec<ChangedPage>> {
             novel_tokens: segs.iter().map(|s| s.end - s.start).sum(),
             novel_segments: segs,
         });
+    }
+    for t in [&old_t, &new_t] {
+        if let Some(note) = t.summary() {
+            eprintln!("{note}");
+        }
     }
     Ok(out)
 }

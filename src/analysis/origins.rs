@@ -301,9 +301,11 @@ pub fn run(cfg: OriginsConfig) -> Result<()> {
     let mut w = std::io::BufWriter::new(stdout.lock());
     write_header(&mut w, cfg.format)?;
     let start = std::time::Instant::now();
+    let texts = crate::source::text::TextSource::new(&store)?;
     for (fetch_time, url, hash) in &pages {
+        // A page whose source is gone or changed enters with no text (counted, noted below).
         let blocks = match parse_hex(hash) {
-            Some(h) => store.page_text(url, &h)?.unwrap_or_default(),
+            Some(h) => texts.text_of_key(url, &h)?.blocks().unwrap_or_default(),
             None => {
                 eprintln!("warning: {url}: bad file hash {hash:?}, no text");
                 Vec::new()
@@ -313,6 +315,9 @@ pub fn run(cfg: OriginsConfig) -> Result<()> {
         write_row(&mut w, &row, cfg.format)?;
     }
     w.flush()?;
+    if let Some(note) = texts.summary() {
+        eprintln!("{note}");
+    }
     let secs = start.elapsed().as_secs_f64();
     let det = &stream.det;
     eprintln!(

@@ -17,7 +17,8 @@
 //!   joins its tables: (gram, document) sorted by gram gives docs_k(g) and, for each patch
 //!   gram, (document, gram, other document) records; sorted by document, they give each
 //!   document its own postings for patchfrac and the greedy cover, one document at a time
-//!   (texts re-read from the store). What stays outside `--memory` is listed at
+//!   (texts re-read: kept in the store, or read back from each page's source,
+//!   `crate::source::text`). What stays outside `--memory` is listed at
 //!   [`analyze`]. The output is the same for every `--memory`.
 //! - **Foreign** (`--foreign`, Najork §3): sources must be on another registrable domain
 //!   (public suffix list; IP hosts and single labels are their own domain): a source document
@@ -46,6 +47,7 @@ use store::Store;
 
 use crate::analysis::counting::{Counter, Counts, Key, TempDir};
 use crate::labelset::{load_stops, store_normalization};
+use crate::source::text::TextSource;
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,7 +177,7 @@ impl BlockFilter {
 
 // Sort keys of the external joins. Every field is big-endian, so the byte order the sorter
 // ([`Counter`]) keeps is the numeric order of the fields, first field first. Documents are
-// named by the ordinal of their first page in the store's URL order (`store.texts()`), so
+// named by the ordinal of their first page in the store's URL order (`TextSource::texts`), so
 // their order is the order of their first URLs, as the in-memory version numbered them.
 
 /// Pages by file hash: (file SHA-1, page ordinal, server). A group of one hash is one
@@ -363,7 +365,8 @@ impl QuiltRun<'_> {
         let mut by_hash: Counter<PageKey> = self.sorter(2);
         let mut host_pages: HashMap<u64, u64> = HashMap::new();
         let mut host_blocks: Counter<HostBlockKey> = self.sorter(2);
-        for r in self.store.texts() {
+        let texts = TextSource::new(&self.store)?;
+        for r in texts.texts() {
             let (url, hash, blocks) = r?;
             let page = u32::try_from(self.totals.pages)
                 .ok()
@@ -383,6 +386,9 @@ impl QuiltRun<'_> {
                     }
                 }
             }
+        }
+        if let Some(note) = texts.summary() {
+            eprintln!("{note}");
         }
         let (templates, stops) = if cfg.keep_templates {
             (HashSet::new(), None)
@@ -457,7 +463,8 @@ impl QuiltRun<'_> {
         let mut grams: Counter<GramKey> = self.sorter(2);
         let mut servers = Sorted::new(servers, "servers")?;
         let mut doc_servers: Vec<u64> = Vec::new();
-        for (i, r) in self.store.texts().enumerate() {
+        let texts = TextSource::new(&self.store)?;
+        for (i, r) in texts.texts().enumerate() {
             let (url, _, blocks) = r?;
             let i = i as u32;
             doc_servers.clear();
@@ -556,7 +563,8 @@ impl QuiltRun<'_> {
         let mut next_doc = read_doc(&mut docs)?;
         let mut dp = quilts::DocPatches::new();
         let mut pending = Vec::new();
-        for (i, r) in self.store.texts().enumerate() {
+        let texts = TextSource::new(&self.store)?;
+        for (i, r) in texts.texts().enumerate() {
             let (url, _, blocks) = r?;
             let i = i as u32;
             let Some((d, n_grams)) = next_doc.filter(|&(d, _)| d == i) else { continue };
@@ -666,12 +674,13 @@ fn resolve_urls(store: &Store, mut pending: Vec<Pending>, replicas: Counter<u64>
     let mut urls: HashMap<u32, String> = HashMap::with_capacity(wanted.len());
     if !wanted.is_empty() {
         let mut next = wanted.iter().copied().peekable();
-        for (i, r) in store.texts().enumerate() {
+        // Page ordinals count the store's pages in URL order, as `TextSource::texts` does.
+        for (i, r) in store.pages().enumerate() {
             if next.peek() != Some(&(i as u32)) {
                 continue;
             }
             next.next();
-            urls.insert(i as u32, r?.0);
+            urls.insert(i as u32, r?.url);
             if next.peek().is_none() {
                 break;
             }

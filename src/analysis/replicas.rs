@@ -27,6 +27,8 @@ use detector::overlap::{find_replicas, DocInput, OverlapConfig, ReplicaKind, Rep
 use serde::Serialize;
 use store::Store;
 
+use crate::source::text::TextSource;
+
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
@@ -161,10 +163,11 @@ pub fn differs(member: &[String], rep: &[String], samples: usize, chars: usize) 
     }
 }
 
-/// [`Differs`] for every near member of every cluster, by page index, from the stored
-/// cleaned text (`t/`). Pages whose text is not stored get none.
+/// [`Differs`] for every near member of every cluster, by page index, from the pages' text
+/// (kept in the store, or read back from their sources: `crate::source::text`). Pages whose
+/// text cannot be had get none (and are counted in `texts`).
 pub fn cluster_differs(
-    store: &Store,
+    texts: &TextSource,
     pages: &[PageInfo],
     r: &Replicas,
     samples: usize,
@@ -174,16 +177,19 @@ pub fn cluster_differs(
     if samples == 0 {
         return Ok(out);
     }
+    let text = |i: usize| -> Result<Option<Vec<String>>> {
+        Ok(texts.text_of_key(&pages[i].url, &pages[i].file_hash)?.blocks())
+    };
     for c in &r.clusters {
         let Some(rep) = c.members.first() else { continue };
         let mut rep_text: Option<Option<Vec<String>>> = None;
         for m in c.members.iter().filter(|m| m.kind == ReplicaKind::Near) {
             let rt = match &rep_text {
                 Some(t) => t,
-                None => rep_text.insert(store.page_text(&pages[rep.doc].url, &pages[rep.doc].file_hash)?),
+                None => rep_text.insert(text(rep.doc)?),
             };
             let Some(rt) = rt else { break };
-            if let Some(mt) = store.page_text(&pages[m.doc].url, &pages[m.doc].file_hash)? {
+            if let Some(mt) = text(m.doc)? {
                 out.insert(m.doc, differs(&mt, rt, samples, chars));
             }
         }
@@ -368,13 +374,15 @@ fn host_of(url: &str) -> String {
 }
 
 /// Read every page of the store with its replica features. A page's word-4-shingle set is
-/// the stored one (`w/`, written by earlier versions of the scan) or, when there is none,
-/// derived here from its stored text (`t/`) with the same words and hashes
-/// (`detector::shingles::shingle_set_of_blocks`): the scan computes only the SimHash and
-/// the text hash, so its per-page work stays small.
+/// the stored one (`w/`, when a caller stored it) or, when there is none, derived here from
+/// its text (kept, or read back from its source: `crate::source::text`) with the same words
+/// and hashes (`detector::shingles::shingle_set_of_blocks`): the scan computes only the
+/// SimHash and the text hash, so its per-page work stays small. A page whose source is gone
+/// or changed has no shingles (counted; a note is printed).
 pub fn load(store: &Store) -> Result<(Vec<PageInfo>, Vec<DocInput>)> {
     let mut pages = Vec::new();
     let mut docs = Vec::new();
+    let texts = TextSource::new(store)?;
     for rec in store.pages() {
         let rec = rec?;
         let Some(file_hash) = parse_hex(&rec.file_hash) else {
@@ -382,8 +390,8 @@ pub fn load(store: &Store) -> Result<(Vec<PageInfo>, Vec<DocInput>)> {
             continue;
         };
         let mut shingles = store.shingles_of(&rec.url, &file_hash)?;
-        if shingles.is_empty() {
-            if let Some(blocks) = store.page_text(&rec.url, &file_hash)? {
+        if shingles.is_empty() && rec.text_hash.is_some() {
+            if let Some(blocks) = texts.text_of(&rec)?.blocks() {
                 shingles = detector::shingles::shingle_set_of_blocks(&blocks);
             }
         }
@@ -400,6 +408,9 @@ pub fn load(store: &Store) -> Result<(Vec<PageInfo>, Vec<DocInput>)> {
             shingles,
             simhash: rec.simhash,
         });
+    }
+    if let Some(note) = texts.summary() {
+        eprintln!("{note}");
     }
     Ok((pages, docs))
 }
@@ -594,7 +605,11 @@ pub fn run(cfg: ReplicasConfig) -> Result<()> {
         )
     };
     let analysed = started.elapsed().as_secs_f64() - loaded;
-    let diffs = cluster_differs(&store, &pages, &r, cfg.diff_samples, cfg.diff_chars)?;
+    let texts = TextSource::new(&store)?;
+    let diffs = cluster_differs(&texts, &pages, &r, cfg.diff_samples, cfg.diff_chars)?;
+    if let Some(note) = texts.summary() {
+        eprintln!("{note}");
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     write(&mut out, cfg.format, &pages, &r, &diffs, &mirrors)?;

@@ -225,9 +225,16 @@ pub fn run_partition(
     });
 
     let recorder: Option<Arc<dyn FetchRecorder>> = match &s.warc_dir {
-        None => None,
+        None => {
+            // No WARC: the store is the only copy of what the crawl saw.
+            matcher.keep_text = true;
+            None
+        }
         Some(dir) => {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            // Evidence is read back from these files (`crate::source::text`).
+            let abs = std::fs::canonicalize(dir).with_context(|| format!("resolving {}", dir.display()))?;
+            store.set_meta(crate::source::text::WARC_DIR_META, &abs.to_string_lossy())?;
             let info = WarcInfo {
                 software: format!("ditto/{}", env!("CARGO_PKG_VERSION")),
                 user_agent: Some(s.user_agent.clone()),

@@ -108,9 +108,11 @@ impl LiveOrigins {
         let mut g = self.lock();
         g.next_seq = g.next_seq.max(next_seq);
         let mut stream = g.stream.take().ok_or_else(|| anyhow!("live origins loaded twice"))?;
+        let texts = crate::source::text::TextSource::new(store)?;
         for (t, url, hash) in &pages {
+            // Kept text or the page read back from its source; none when that is gone.
             let blocks = match parse_hex(hash) {
-                Some(h) => store.page_text(url, &h)?.unwrap_or_default(),
+                Some(h) => texts.text_of_key(url, &h)?.blocks().unwrap_or_default(),
                 None => Vec::new(),
             };
             stream.page(url, *t, &blocks);
@@ -219,6 +221,8 @@ mod tests {
             links: Vec::new(),
             shingles: Vec::new(),
             text: Some(text),
+            keep_text: false,
+            encoded: None,
         };
         lo.observe(&w("http://a/1", text.clone()));
         lo.observe(&w("http://b/copy", text));

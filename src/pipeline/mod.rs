@@ -95,7 +95,8 @@ pub fn run_scan_partition(
     matcher: Matcher,
     part: crawler::partition::Partition,
 ) -> Result<ScanStats> {
-    let plan = source_stage::plan(&cfg.inputs)?;
+    // The input size is needed only for a progress bar.
+    let plan = source_stage::plan_with(&cfg.inputs, cfg.progress != progress::ProgressMode::None)?;
     let total = plan.total_bytes;
     let opts = source_stage::SourceOptions {
         url_prefix: cfg.url_prefix.clone(),
@@ -312,8 +313,18 @@ fn spawn_stages(
         Some(stages::fingerprint(p, &norm, &need))
     }));
     let matcher = Arc::new(matcher);
+    let s = skips.clone();
     workers.extend(pool::spawn_pool(metrics.matching.clone(), threads, fp_rx, output, move |p| {
-        Some(stages::match_stage(p, &matcher))
+        // The store rows are encoded here, in the pool: the writer only applies them.
+        let mut w = stages::match_stage(p, &matcher);
+        match w.encode() {
+            Ok(()) => Some(w),
+            Err(e) => {
+                s.add(SkipReason::ReadError, 1);
+                s.error(format!("encoding a store record: {e}"));
+                None
+            }
+        }
     }));
     workers
 }

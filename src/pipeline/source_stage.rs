@@ -74,6 +74,12 @@ impl SourceOptions {
 
 /// Classify inputs; a missing path is an error before any work starts.
 pub fn plan(inputs: &[PathBuf]) -> Result<Plan> {
+    plan_with(inputs, true)
+}
+
+/// [`plan`], leaving `total_bytes` at 0 for directories unless `count_bytes` (it walks each
+/// directory once more, only for a progress bar).
+pub fn plan_with(inputs: &[PathBuf], count_bytes: bool) -> Result<Plan> {
     if inputs.is_empty() {
         bail!("no inputs: give WARC files, directories of pages, or files");
     }
@@ -85,12 +91,17 @@ pub fn plan(inputs: &[PathBuf]) -> Result<Plan> {
             continue;
         }
         let meta = std::fs::metadata(p).with_context(|| format!("input {}", p.display()))?;
+        // Absolute, so a page's origin (where evidence is read back from) does not depend on
+        // the directory a later command runs in.
+        let p = &std::fs::canonicalize(p).with_context(|| format!("input {}", p.display()))?;
         if meta.is_dir() {
             // WARC files inside a directory are read as WARCs, the other files as pages.
             for w in crate::source::dir::warc_files_under(p) {
                 out.push((w, InputKind::Warc));
             }
-            total += crate::source::dir::total_bytes(p);
+            if count_bytes {
+                total += crate::source::dir::total_bytes(p);
+            }
             out.push((p.clone(), InputKind::Dir));
         } else {
             total += meta.len();

@@ -217,7 +217,8 @@ pub struct Matcher {
     pub passage_chars: usize,
     /// Crawl only: how links found on pages enter the frontier.
     pub links: Option<LinkSettings>,
-    /// Keep each page's cleaned text in the store (for evidence and later analyses).
+    /// Keep each page's cleaned text in the store (`--keep-text`, for inputs that will not
+    /// stay); otherwise evidence and analyses read pages back from their sources.
     pub keep_text: bool,
     /// Live near-duplicate marking (issue 12): each page's SimHash is looked up among the
     /// pages matched before it; `None` turns it off.
@@ -295,7 +296,11 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
             }
             if let Some(text) = p.doc.blocks.get(cm.block as usize) {
                 used_blocks.push(cm.block);
-                evidence.push(Evidence { source: cm.source, passage: shorten(text, m.passage_chars) });
+                evidence.push(Evidence {
+                    source: cm.source,
+                    passage: shorten(text, m.passage_chars),
+                    block: cm.block,
+                });
             }
         }
     }
@@ -333,7 +338,8 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
         _ => None,
     };
     let fetched = p.ticket.map(|t| (t.url, t.host_key));
-    let text = m.keep_text.then_some(p.doc.blocks);
+    // The text goes on only where it is stored or live origins reads it in the writer.
+    let text = (m.keep_text || m.origins.is_some()).then_some(p.doc.blocks);
     PageWrite {
         neighborhoods,
         accumulator: NeighborhoodAccumulator::of_page(&v),
@@ -360,6 +366,8 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
         links,
         shingles: p.replica.shingles,
         text,
+        keep_text: m.keep_text,
+        encoded: None,
     }
 }
 
@@ -397,23 +405,7 @@ fn focused_links(
 
 /// Collapse whitespace and cut to `max` chars, ending with "…" when cut.
 pub fn shorten(text: &str, max: usize) -> String {
-    let mut out = String::new();
-    let mut n = 0;
-    for word in text.split_whitespace() {
-        if n > 0 {
-            out.push(' ');
-            n += 1;
-        }
-        for c in word.chars() {
-            if n >= max {
-                out.push('…');
-                return out;
-            }
-            out.push(c);
-            n += 1;
-        }
-    }
-    out
+    crate::source::text::shorten_passage(text, max)
 }
 
 #[cfg(test)]

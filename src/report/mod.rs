@@ -220,7 +220,12 @@ fn evidence_under(
         for s in &p.sources {
             *per_source.entry(s.source).or_default() += s.chunks as u64;
         }
-        collect_evidence(&p, names, cfg.evidence, &mut evidence);
+        if evidence.len() < cfg.evidence && !p.evidence.is_empty() {
+            // Passages are read back from the page's text (the store keeps block numbers).
+            let mut p = p;
+            crate::source::text::fill_passages_from(stores, &mut p)?;
+            collect_evidence(&p, names, cfg.evidence, &mut evidence);
+        }
     }
     Ok((top_sources(per_source, names, cfg.sources), evidence))
 }
@@ -281,6 +286,10 @@ fn pages(
     });
     if let Some(l) = cfg.limit {
         flagged.truncate(l);
+    }
+    for p in &mut flagged {
+        // Passages are read back from the page's text (the store keeps block numbers).
+        crate::source::text::fill_passages_from(stores, p)?;
     }
     let rows = flagged
         .into_iter()

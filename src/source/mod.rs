@@ -5,3 +5,4 @@ pub mod dir;
 pub mod listing;
 #[cfg(feature = "crawl")]
 pub mod remote;
+pub mod text;

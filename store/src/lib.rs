@@ -12,19 +12,20 @@
 //! | prefix | key | value |
 //! |---|---|---|
 //! | `m/` | meta name | format version, label-set identity |
-//! | `p/` | URL `\0` file SHA-1 (20 bytes) | [`PageRecord`] as JSON |
+//! | `p/` | URL `\0` file SHA-1 (20 bytes) | [`PageRecord`], binary ([`record`]), encoded in the worker pools |
 //! | `n/` | neighborhood URL prefix | [`NeighborhoodAccumulator`] (32 bytes LE) |
-//! | `t/` | URL `\0` file SHA-1 (as `p/`) | the page's cleaned text blocks, JSON array, deflated |
+//! | `t/` | URL `\0` file SHA-1 (as `p/`) | only with `--keep-text`: the page's cleaned text blocks ([`record::encode_text`]), deflated |
 //! | `w/` | URL `\0` file SHA-1 (20 bytes) | the page's shingle set: sorted distinct `u32` LE, 4 bytes per shingle (optional since format 2: scans no longer write it) |
 //! | `o/` | arrival number (u64 BE) | live origins row of `ditto scan/crawl --origins` (JSON) |
 //! | `l/` | neighborhood URL prefix | review label (see [`labels`]) |
 //! | `x/` | chunk SHA-1 (20 bytes) | reviewed stop chunk (see [`labels`]) |
 //! | `q/` `i/` `s/` `hc/` | | the crawl frontier (see [`frontier`]) |
 //!
-//! The cleaned text is kept so that evidence can be shown in full (copied passages beside
-//! their sources, the rest greyed) and so that analyses over a finished store (blind
-//! discovery, near-replicas, quilts, origins) can re-derive chunks and shingles with the
-//! same cleaner output the scan saw.
+//! The store keeps verdicts, not a second copy of the pages: by default no text is stored.
+//! Each record keeps where its page came from (WARC file and record offset, or file path)
+//! and the body's SHA-1 (in the key), so evidence and analyses read the page back from its
+//! source and clean it again with the same cleaner (`ditto::source::text`), checking the
+//! digest. `--keep-text` stores the cleaned text under `t/` for inputs that will not stay.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -36,20 +37,22 @@ use serde::{Deserialize, Serialize};
 
 pub mod frontier;
 pub mod labels;
+pub mod record;
 pub use frontier::{url_fingerprint, AddOutcome, CompactSeenSet, FrontierEntry};
 
 /// The store format this code writes and reads.
 ///
-/// History (a newer version is a superset of the older ones that this code still reads):
-/// - 1: every page with visible text has its shingle set under `w/`.
+/// History:
+/// - 1: every page with visible text has its shingle set under `w/`; records are JSON.
 /// - 2 (2026-11-23): `w/` is optional — scans leave the shingle set to `ditto replicas`,
-///   which derives it from the page's text (`t/`). A version-1 store is read as it is and
-///   marked 2 when opened, so an older ditto, which would take the missing `w/` rows for
-///   empty sets, refuses it with a clear error instead.
-pub const FORMAT_VERSION: u32 = 2;
+///   which derives it from the page's text (`t/`).
+/// - 3 (2026-11-24): records are binary ([`record`]), encoded in the worker pools; text is
+///   stored only with `--keep-text` (evidence is read back from the page's source).
+///   Older stores are refused with a message to re-scan.
+pub const STORE_FORMAT_VERSION: u32 = 3;
 
-/// Older format versions this code opens (and marks [`FORMAT_VERSION`]).
-const UPGRADABLE_VERSIONS: [u32; 1] = [1];
+/// The same as [`STORE_FORMAT_VERSION`] (the older name).
+pub const FORMAT_VERSION: u32 = STORE_FORMAT_VERSION;
 
 const META: &[u8] = b"m/";
 const PAGE: &[u8] = b"p/";
@@ -66,7 +69,10 @@ pub enum StoreError {
     Open { path: String, source: sled::Error },
     #[error("store I/O error: {0}")]
     Sled(#[from] sled::Error),
-    #[error("store format version {found} is not supported (this ditto reads version {FORMAT_VERSION})")]
+    #[error(
+        "store format version {found} is not the one this ditto reads ({STORE_FORMAT_VERSION}): \
+         the store was written by another version of ditto; scan again into a new store"
+    )]
     Version { found: String },
     #[error("corrupt store record under key {key}: {why}")]
     Corrupt { key: String, why: String },
@@ -80,8 +86,13 @@ pub type Result<T> = std::result::Result<T, StoreError>;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
     pub source: u32,
-    /// The page's passage (cleaned text, shortened).
+    /// The page's passage (cleaned text, shortened). The store keeps only `block`: a record
+    /// read from the store has an empty passage until it is read back from the page's text
+    /// (`ditto::source::text::TextSource::fill_passages`).
     pub passage: String,
+    /// Which of the page's cleaned text blocks the passage is.
+    #[serde(default)]
+    pub block: u32,
 }
 
 /// How many chunk occurrences of a page came from one source.
@@ -173,8 +184,48 @@ pub struct PageWrite {
     /// `detector::shingles::shingle_set`), stored under `w/` with the record when not
     /// empty. Scans leave it empty (the set follows from the stored text).
     pub shingles: Vec<u32>,
-    /// The page's cleaned text blocks, stored under `t/` when given.
+    /// The page's cleaned text blocks, when something downstream needs them (live origins,
+    /// `--keep-text`); stored under `t/` only when `keep_text`.
     pub text: Option<detector::TextBlocks>,
+    /// Store `text` (`--keep-text`).
+    pub keep_text: bool,
+    /// The rows to write, encoded by [`PageWrite::encode`] in the worker that made the page;
+    /// [`Store::write_batch`] encodes pages that come without.
+    pub encoded: Option<EncodedPage>,
+}
+
+/// A page's store rows, encoded off the writer thread.
+#[derive(Debug, Clone)]
+pub struct EncodedPage {
+    key: Vec<u8>,
+    record: Vec<u8>,
+    text: Option<Vec<u8>>,
+    shingles: Option<Vec<u8>>,
+}
+
+impl PageWrite {
+    /// Encode the page's rows (record, kept text, shingle set) now, so the store writer only
+    /// applies them.
+    pub fn encode(&mut self) -> Result<()> {
+        if self.encoded.is_none() {
+            self.encoded = Some(self.encoded_rows()?);
+        }
+        Ok(())
+    }
+
+    fn encoded_rows(&self) -> Result<EncodedPage> {
+        let key = self.record.key(&self.file_hash);
+        let record = record::encode_record(&self.record).map_err(|e| corrupt(&self.record.url, e))?;
+        let text = match (&self.text, self.keep_text) {
+            (Some(blocks), true) => {
+                Some(record::encode_text(blocks.iter()).map_err(|e| corrupt(&self.record.url, e))?)
+            }
+            _ => None,
+        };
+        let shingles =
+            (!self.shingles.is_empty()).then(|| self.shingles.iter().flat_map(|s| s.to_le_bytes()).collect());
+        Ok(EncodedPage { key, record, text, shingles })
+    }
 }
 
 /// What a batch write did.
@@ -244,12 +295,7 @@ impl Store {
                 Ok(())
             }
             Some(v) if v.as_ref() == FORMAT_VERSION.to_string().as_bytes() => Ok(()),
-            Some(v) if UPGRADABLE_VERSIONS.iter().any(|old| v.as_ref() == old.to_string().as_bytes()) => {
-                self.tree.insert(key, FORMAT_VERSION.to_string().as_bytes())?;
-                self.tree.flush()?;
-                Ok(())
-            }
-            Some(v) => Err(StoreError::Version { found: String::from_utf8_lossy(&v).into_owned() }),
+            Some(v) => Err(StoreError::Version { found: printable(&v) }),
         }
     }
 
@@ -317,26 +363,32 @@ impl Store {
         let mut seen_in_batch = std::collections::HashSet::new();
         let mut host_counts: BTreeMap<&str, u64> = BTreeMap::new();
         let mut links: Vec<FrontierEntry> = Vec::new();
+        let mut fresh;
         for p in pages {
             if let Some((url, host)) = &p.fetched {
                 batch.remove(frontier::fp_key(frontier::INFLIGHT, url_fingerprint(url)));
                 *host_counts.entry(host.as_str()).or_default() += 1;
                 links.extend(p.links.iter().cloned());
             }
-            let key = p.record.key(&p.file_hash);
-            if !seen_in_batch.insert(key.clone()) || self.tree.contains_key(&key)? {
+            let rows = match &p.encoded {
+                Some(rows) => rows,
+                None => {
+                    fresh = p.encoded_rows()?;
+                    &fresh
+                }
+            };
+            let key = rows.key.as_slice();
+            if !seen_in_batch.insert((p.record.url.as_str(), &p.file_hash)) || self.tree.contains_key(key)? {
                 out.already_stored += 1;
                 continue;
             }
-            let value = serde_json::to_vec(&p.record).map_err(|e| corrupt(&p.record.url, e))?;
-            if let Some(blocks) = &p.text {
-                batch.insert([TEXT, &key[PAGE.len()..]].concat(), encode_text(blocks)?);
+            if let Some(text) = &rows.text {
+                batch.insert([TEXT, &key[PAGE.len()..]].concat(), text.as_slice());
             }
-            if !p.shingles.is_empty() {
-                let sk = [SHINGLES, &key[PAGE.len()..]].concat();
-                batch.insert(sk, p.shingles.iter().flat_map(|s| s.to_le_bytes()).collect::<Vec<u8>>());
+            if let Some(shingles) = &rows.shingles {
+                batch.insert([SHINGLES, &key[PAGE.len()..]].concat(), shingles.as_slice());
             }
-            batch.insert(key, value);
+            batch.insert(key, rows.record.as_slice());
             for n in &p.neighborhoods {
                 deltas.entry(n.as_str()).or_default().add(&p.accumulator);
             }
@@ -368,7 +420,7 @@ impl Store {
         let key = page_key(url, file_hash);
         match self.tree.get([TEXT, &key[PAGE.len()..]].concat())? {
             None => Ok(None),
-            Some(v) => Ok(Some(decode_text(&v).map_err(|e| corrupt(url, e))?)),
+            Some(v) => Ok(Some(record::decode_text(&v).map_err(|e| corrupt(url, e))?)),
         }
     }
 
@@ -384,7 +436,7 @@ impl Store {
             let url = String::from_utf8_lossy(&url[..url.len() - 1]).into_owned();
             let mut d = [0u8; 20];
             d.copy_from_slice(hash);
-            let blocks = decode_text(&v).map_err(|e| corrupt(&url, e))?;
+            let blocks = record::decode_text(&v).map_err(|e| corrupt(&url, e))?;
             Ok((url, d, blocks))
         })
     }
@@ -406,8 +458,17 @@ impl Store {
         k.extend_from_slice(prefix.as_bytes());
         self.tree.scan_prefix(k).map(|kv| {
             let (k, v) = kv?;
-            serde_json::from_slice(&v).map_err(|e| corrupt(&String::from_utf8_lossy(&k), e))
+            decode_page(&k, &v)
         })
+    }
+
+    /// One stored page capture (URL + file SHA-1).
+    pub fn page(&self, url: &str, file_hash: &Sha1Digest) -> Result<Option<PageRecord>> {
+        let key = page_key(url, file_hash);
+        match self.tree.get(&key)? {
+            None => Ok(None),
+            Some(v) => Ok(Some(decode_page(&key, &v)?)),
+        }
     }
 
     /// The stored shingle set of a page (empty when it has none or was stored without).
@@ -505,20 +566,23 @@ impl Store {
     }
 }
 
-/// The blocks as a deflated JSON array of strings (the same bytes as for a `Vec<String>`).
-fn encode_text(blocks: &detector::TextBlocks) -> Result<Vec<u8>> {
-    use std::io::Write;
-    let json = serde_json::to_vec(blocks).map_err(|e| corrupt("t/", e))?;
-    let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
-    enc.write_all(&json).map_err(|e| corrupt("t/", e))?;
-    enc.finish().map_err(|e| corrupt("t/", e))
+/// A page record from its `p/` key (URL `\0` SHA-1) and value.
+fn decode_page(key: &[u8], value: &[u8]) -> Result<PageRecord> {
+    let rest = key.get(PAGE.len()..).unwrap_or_default();
+    if rest.len() < 21 || rest[rest.len() - 21] != 0 {
+        return Err(corrupt(&printable(key), "page key is not URL, 0, 20-byte digest"));
+    }
+    let (url, hash) = rest.split_at(rest.len() - 20);
+    let url = std::str::from_utf8(&url[..url.len() - 1])
+        .map_err(|_| corrupt(&printable(key), "page URL is not UTF-8"))?;
+    let mut d = [0u8; 20];
+    d.copy_from_slice(hash);
+    record::decode_record(url, &d, value).map_err(|e| corrupt(url, e))
 }
 
-fn decode_text(v: &[u8]) -> std::result::Result<Vec<String>, String> {
-    use std::io::Read;
-    let mut json = Vec::new();
-    flate2::read::DeflateDecoder::new(v).read_to_end(&mut json).map_err(|e| e.to_string())?;
-    serde_json::from_slice(&json).map_err(|e| e.to_string())
+/// Stored bytes shown in a message: printable ASCII kept, the rest escaped, at most 80 chars.
+fn printable(b: &[u8]) -> String {
+    b.iter().take(80).flat_map(|&c| std::ascii::escape_default(c)).map(char::from).collect()
 }
 
 fn meta_key(name: &str) -> Vec<u8> {
@@ -577,6 +641,8 @@ mod tests {
             links: vec![],
             shingles: vec![],
             text: Some([format!("text of {url}"), "second block".into()].into_iter().collect()),
+            keep_text: true,
+            encoded: None,
         }
     }
 
@@ -682,17 +748,15 @@ mod tests {
         store.bind_label_set(&id).unwrap();
         let other = LabelSetIdentity { entries: 4, ..id };
         assert!(matches!(store.bind_label_set(&other), Err(StoreError::LabelSetMismatch(_))));
-        // A version-1 store opens and is marked with this version.
-        store.tree.insert(meta_key("format_version"), &b"1"[..]).unwrap();
-        drop(store);
-        let store = Store::open(&path).unwrap();
-        assert_eq!(store.totals().unwrap().pages, 1);
-        assert_eq!(
-            store.tree.get(meta_key("format_version")).unwrap().unwrap().as_ref(),
-            FORMAT_VERSION.to_string().as_bytes()
-        );
-        store.tree.insert(meta_key("format_version"), &b"99"[..]).unwrap();
-        drop(store);
-        assert!(matches!(Store::open(&path), Err(StoreError::Version { .. })));
+        // Older (JSON-record) and unknown versions are refused with a message to re-scan.
+        for old in ["1", "2", "99"] {
+            store.tree.insert(meta_key("format_version"), old.as_bytes()).unwrap();
+            store.flush().unwrap();
+            let err = match store.check_version() {
+                Err(e) => e.to_string(),
+                Ok(()) => panic!("version {old} accepted"),
+            };
+            assert!(err.contains(&format!("version {old}")) && err.contains("scan again"), "{err}");
+        }
     }
 }

@@ -50,7 +50,9 @@ fn store_counts(db: &Path, files: bool) -> HashMap<Sha1Digest, u64> {
     let store = store::Store::open(db).unwrap();
     let norm = Normalization::default();
     let mut counts = HashMap::new();
-    for item in store.texts() {
+    // The pages' text, read back from the site's files (the store keeps none).
+    let texts = ditto::source::text::TextSource::new(&store).unwrap();
+    for item in texts.texts() {
         let (_, file_hash, blocks) = item.unwrap();
         if files {
             *counts.entry(file_hash).or_default() += 1;

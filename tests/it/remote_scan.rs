@@ -150,3 +150,35 @@ fn a_missing_remote_file_is_reported_and_counted_and_the_others_are_read() {
     assert_eq!(st["remote"]["files_finished_before"], 1, "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(st["remote"]["files_failed"], 1);
 }
+
+#[test]
+fn copied_passages_of_a_remote_scan_are_read_back_over_http() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // A crawl of the demo web (loopback): WARC files with copied Wikipedia articles.
+    let demo = tmp.path().join("demo");
+    run_ok(&["demo", "--out", demo.to_str().unwrap()]);
+    let labelset = demo.join("wikipedia-demo.dls");
+    let server = FileServer::start(demo.join("warcs"), Transfers::Whole).expect("file server");
+    let mut urls: Vec<String> = std::fs::read_dir(demo.join("warcs"))
+        .expect("demo warcs")
+        .flatten()
+        .map(|e| format!("{}{}", server.base_url(), e.file_name().to_string_lossy()))
+        .collect();
+    urls.sort();
+    assert!(!urls.is_empty(), "the demo wrote WARC files");
+    let store = tmp.path().join("s.db");
+    let mut args = vec!["scan", "--store", store.to_str().unwrap(), "--labelset", labelset.to_str().unwrap()];
+    args.extend(["--progress", "none"]);
+    args.extend(urls.iter().map(String::as_str));
+    run_ok(&args);
+    let requests_after_scan = server.requests();
+    let out = run_ok(&["report", "--store", store.to_str().unwrap(), "--format", "jsonl"]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.lines().count() >= 1, "the demo's copiers are flagged: {report}");
+    assert!(report.contains("\"passage\""), "{report}");
+    assert!(!report.contains("passage not available"), "passages read back over HTTP: {report}");
+    assert!(
+        server.ranged_requests() >= 1 && server.requests() > requests_after_scan,
+        "read with Range requests"
+    );
+}

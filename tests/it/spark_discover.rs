@@ -173,7 +173,9 @@ fn store_counts(db: &Path, norm: Normalization) -> (HashMap<Sha1Digest, u64>, Ha
     let store = store::Store::open(db).unwrap();
     let mut counts: HashMap<Sha1Digest, u64> = HashMap::new();
     let mut first_url: HashMap<Sha1Digest, String> = HashMap::new();
-    for item in store.texts() {
+    // The pages' text, read back from the site's files (the store keeps none).
+    let texts = ditto::source::text::TextSource::new(&store).unwrap();
+    for item in texts.texts() {
         let (url, file_hash, blocks) = item.unwrap();
         for c in fingerprint_with_file_hash(file_hash, &blocks, &norm).chunks {
             *counts.entry(c.hash).or_default() += 1;
@@ -183,6 +185,7 @@ fn store_counts(db: &Path, norm: Normalization) -> (HashMap<Sha1Digest, u64>, Ha
             }
         }
     }
+    drop(texts);
     drop(store);
     (counts, first_url)
 }

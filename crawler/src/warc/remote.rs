@@ -90,12 +90,17 @@ impl RemoteFile {
     /// Connects at once, so a missing file (404) or a refused connection is an error here,
     /// before the scan counts the file as started.
     pub fn open(client: Client, url: &str, opts: RemoteOptions) -> io::Result<Self> {
+        Self::open_at(client, url, opts, 0)
+    }
+
+    /// [`Self::open`] from byte `offset` on (a `Range` request): one record of a large file.
+    pub fn open_at(client: Client, url: &str, opts: RemoteOptions, offset: u64) -> io::Result<Self> {
         let mut f = Self {
             client,
             url: url.to_string(),
             opts,
             response: None,
-            pos: 0,
+            pos: offset,
             len: None,
             failures: 0,
             stats: RemoteStats::default(),
@@ -145,7 +150,9 @@ impl RemoteFile {
         self.stats.requests += 1;
         let mut req = self.client.get(&self.url).header(ACCEPT_ENCODING, "identity");
         if self.pos > 0 {
-            self.stats.resumes += 1;
+            if self.stats.requests > 1 {
+                self.stats.resumes += 1;
+            }
             req = req.header(RANGE, format!("bytes={}-", self.pos));
         }
         let resp = req.send().map_err(|e| Attempt::Retry(format!("request failed: {}", error_chain(&e))))?;

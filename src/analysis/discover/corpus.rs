@@ -96,12 +96,17 @@ fn pages_from_store(
             f(PageHashes { url: rec.url, seq: next_seq()?, file_hash, chunks: Vec::new() })?;
         }
     } else {
-        for item in store.texts() {
+        // Kept text, or each page read back from its source (none when that is gone).
+        let texts = crate::source::text::TextSource::new(&store)?;
+        for item in texts.texts() {
             let (url, file_hash, blocks) = item?;
             let fp = fingerprint_with_file_hash(file_hash, &blocks, &norm);
             st.pages += 1;
             let chunks = fp.chunks.iter().map(|c| c.hash).collect();
             f(PageHashes { url, seq: next_seq()?, file_hash, chunks })?;
+        }
+        if let Some(note) = texts.summary() {
+            eprintln!("{note}");
         }
     }
     Ok(st)

@@ -122,7 +122,8 @@ fn first_texts(
     let wanted: HashSet<Sha1Digest> = best.iter().map(|b| b.1).collect();
     let store = Store::open(store_path)?;
     let norm = store_normalization(&store)?;
-    for item in store.texts() {
+    let texts = crate::source::text::TextSource::new(&store)?;
+    for item in texts.texts() {
         if found.len() == wanted.len() {
             break;
         }

@@ -20,6 +20,7 @@ pub fn run(a: &ScanArgs) -> Result<()> {
     let store = labelset::open_store_for_writing(&a.store, &a.labelset, &mut loaded)?;
     let part = a.partition.unwrap_or(crawler::partition::Partition::SINGLE);
     loaded.matcher.origins = a.origins.map(|m| Arc::new(crate::live::origins::LiveOrigins::new(m)));
+    loaded.matcher.keep_text = a.keep_text;
     let stats = pipeline::run_scan_partition(&cfg, store.clone(), loaded.matcher, part)?;
     summary::print_scan(&stats, &store)?;
     if let Some(path) = &a.stats_json {

@@ -25,6 +25,10 @@ pub struct CrawlArgs {
     /// default.
     #[arg(long, value_parser = super::parse_bytes)]
     pub origins: Option<u64>,
+    /// Keep each page's cleaned text in the store. Without `--warc-dir` it is kept anyway
+    /// (the crawl leaves no other copy); with it, evidence is read back from the WARC files.
+    #[arg(long)]
+    pub keep_text: bool,
     /// Chunk label set (.dls) to detect while crawling.
     #[arg(long, required_unless_present = "explain_priority")]
     pub labelset: Option<PathBuf>,

@@ -62,6 +62,12 @@ pub struct ScanArgs {
     /// 64MB), in arrival order; `ditto origins --live` prints them. Off by default.
     #[arg(long, value_parser = super::parse_bytes)]
     pub origins: Option<u64>,
+    /// Keep each page's cleaned text in the store, for inputs that will not stay (WARC files
+    /// or directories to be moved or deleted). Without it the store keeps verdicts only, and
+    /// evidence (passages, differences, patches, origins) is read back from each page's WARC
+    /// record or file, its SHA-1 checked.
+    #[arg(long)]
+    pub keep_text: bool,
     /// A listing of inputs, one a line (plain or gzipped, e.g. Common Crawl's
     /// `warc.paths.gz`); read after the inputs given as arguments. Relative lines are joined
     /// to --base-url when given, and are local paths otherwise.

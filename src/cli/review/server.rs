@@ -576,7 +576,7 @@ impl Review {
 
     /// One page: each capture with its copied passages beside their sources.
     pub fn render_page(&self, q: &PageQuery) -> Option<String> {
-        let captures: Vec<PageRecord> = self
+        let mut captures: Vec<PageRecord> = self
             .store
             .pages_under(&q.url)
             .flatten()
@@ -585,6 +585,13 @@ impl Review {
             .collect();
         if captures.is_empty() {
             return None;
+        }
+        // Copied passages are read back from the page's text (the store keeps block numbers);
+        // a passage whose source is gone says so.
+        if let Ok(texts) = crate::source::text::TextSource::new(&self.store) {
+            for p in &mut captures {
+                let _ = texts.fill_passages(p);
+            }
         }
         let mut s = String::new();
         w!(s, "<p class=\"crumbs\"><a href=\"/\">all</a>");
@@ -650,11 +657,22 @@ impl Review {
         Some(self.layout(&format!("{} — ditto review", html::ellipsize(&q.url, 60)), &s))
     }
 
-    /// The page's whole cleaned text as the scan saw it: copied blocks highlighted with
-    /// their source, the rest greyed.
+    /// The page's whole cleaned text as the scan saw it (kept in the store or read back from
+    /// its source, `crate::source::text`): copied blocks highlighted with their source, the
+    /// rest greyed; when the source is gone or changed, a line saying so.
     fn render_text(&self, s: &mut String, p: &PageRecord) {
-        let Some(hash) = detector::fingerprint::parse_hex(&p.file_hash) else { return };
-        let Ok(Some(blocks)) = self.store.page_text(&p.url, &hash) else { return };
+        let text = crate::source::text::TextSource::new(&self.store).and_then(|t| t.text_of(p));
+        let blocks = match text {
+            Ok(crate::source::text::PageText::Text(blocks)) => blocks,
+            Ok(crate::source::text::PageText::Unavailable(why)) => {
+                w!(s, "<p class=\"muted\">The page's text cannot be shown: {}.</p>", esc(&why));
+                return;
+            }
+            Err(_) => {
+                s.push_str("<p class=\"muted\">The page's text cannot be shown: store error.</p>");
+                return;
+            }
+        };
         s.push_str("<h2>Page text</h2><div class=\"pagetext\">");
         for b in blocks.iter().take(2000) {
             match self.names.source_of_text(b) {
@@ -748,10 +766,13 @@ impl Review {
         let time = now();
         let mut found = Vec::new();
         let mut seen = std::collections::HashSet::new();
+        let texts = crate::source::text::TextSource::new(&self.store)
+            .map_err(|_| (StatusCode::INTERNAL_SERVER_ERROR, "store error"))?;
         for p in self.store.pages_under(&f.neighborhood).take(STOP_SCAN) {
             let p = p.map_err(store_err)?;
-            let Some(hash) = detector::fingerprint::parse_hex(&p.file_hash) else { continue };
-            let Some(blocks) = self.store.page_text(&p.url, &hash).map_err(store_err)? else { continue };
+            // A page whose source is gone or changed gives no stop chunks.
+            let text = texts.text_of(&p).map_err(|_| (StatusCode::INTERNAL_SERVER_ERROR, "store error"))?;
+            let Some(blocks) = text.blocks() else { continue };
             for b in blocks {
                 if self.names.source_of_text(&b).is_none() {
                     continue;

@@ -1,0 +1,333 @@
+//! The binary form of a stored page record (`p/` values) and of kept text (`t/` values).
+//!
+//! A record is encoded by the worker that matched the page (`PageWrite::encode`), so the one
+//! store writer only applies batches. The URL and the file SHA-1 are in the key and are not
+//! repeated. Layout (little-endian; `v` = LEB128 varint; `s` = `v` byte length + UTF-8):
+//!
+//! | field | bytes |
+//! |---|---|
+//! | layout version ([`RECORD_LAYOUT`]) | u8 |
+//! | flags: 1 file match, 2 SimHash, 4 text hash, 8 near duplicate | u8 |
+//! | fetch time | i64 |
+//! | status | u16 |
+//! | chunks, labeled chunks, stop chunks, shingles | v × 4 |
+//! | contains | f64 |
+//! | file match (flag 1) | v |
+//! | SimHash (flag 2) | u64 |
+//! | text SHA-1 (flag 4) | 20 |
+//! | origin: 0 unknown, 1 fetch, 2 file (`s` path), 3 WARC (`s` file, `v` offset) | u8 … |
+//! | sources: `v` count, then (`v` source, `v` chunks) each | |
+//! | evidence: `v` count, then (`v` source, `v` text block) each (the passage is read back from the page's text) | |
+//! | near duplicate of (flag 8) | s |
+//!
+//! Kept text (`--keep-text`): `v` block count, then each block as `s`, deflated.
+
+use detector::fingerprint::{hex, parse_hex, Sha1Digest};
+use detector::PageOrigin;
+
+use crate::{Evidence, PageRecord, SourceCount};
+
+/// Version of the record layout, first byte of every record.
+pub const RECORD_LAYOUT: u8 = 1;
+
+const F_FILE_MATCH: u8 = 1;
+const F_SIMHASH: u8 = 2;
+const F_TEXT_HASH: u8 = 4;
+const F_NEAR_DUP: u8 = 8;
+
+fn put_v(out: &mut Vec<u8>, mut x: u64) {
+    while x >= 0x80 {
+        out.push((x as u8) | 0x80);
+        x >>= 7;
+    }
+    out.push(x as u8);
+}
+
+fn put_s(out: &mut Vec<u8>, s: &str) {
+    put_v(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// Encode a record (its URL and file hash are the key's).
+pub fn encode_record(r: &PageRecord) -> Result<Vec<u8>, String> {
+    let text_hash = match &r.text_hash {
+        None => None,
+        Some(h) => Some(parse_hex(h).ok_or("the text hash is not 40 hex digits")?),
+    };
+    let mut out = Vec::with_capacity(64 + 8 * (r.sources.len() + r.evidence.len()));
+    out.push(RECORD_LAYOUT);
+    let flags = (r.file_match.is_some() as u8 * F_FILE_MATCH)
+        | (r.simhash.is_some() as u8 * F_SIMHASH)
+        | (text_hash.is_some() as u8 * F_TEXT_HASH)
+        | (r.near_duplicate_of.is_some() as u8 * F_NEAR_DUP);
+    out.push(flags);
+    out.extend_from_slice(&r.fetch_time.to_le_bytes());
+    out.extend_from_slice(&r.status.to_le_bytes());
+    for x in [r.chunks, r.labeled_chunks, r.stop_chunks, r.shingles] {
+        put_v(&mut out, u64::from(x));
+    }
+    out.extend_from_slice(&r.contains.to_le_bytes());
+    if let Some(f) = r.file_match {
+        put_v(&mut out, u64::from(f));
+    }
+    if let Some(s) = r.simhash {
+        out.extend_from_slice(&s.to_le_bytes());
+    }
+    if let Some(h) = text_hash {
+        out.extend_from_slice(&h);
+    }
+    match &r.origin {
+        PageOrigin::Unknown => out.push(0),
+        PageOrigin::Fetch => out.push(1),
+        PageOrigin::File { path } => {
+            out.push(2);
+            put_s(&mut out, path);
+        }
+        PageOrigin::Warc { file, offset } => {
+            out.push(3);
+            put_s(&mut out, file);
+            put_v(&mut out, *offset);
+        }
+    }
+    put_v(&mut out, r.sources.len() as u64);
+    for s in &r.sources {
+        put_v(&mut out, u64::from(s.source));
+        put_v(&mut out, u64::from(s.chunks));
+    }
+    put_v(&mut out, r.evidence.len() as u64);
+    for e in &r.evidence {
+        put_v(&mut out, u64::from(e.source));
+        put_v(&mut out, u64::from(e.block));
+    }
+    if let Some(n) = &r.near_duplicate_of {
+        put_s(&mut out, n);
+    }
+    Ok(out)
+}
+
+/// Bounds-checked reading of an encoded value.
+struct Reader<'a> {
+    b: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if self.b.len() < n {
+            return Err("record ends early".into());
+        }
+        let (h, t) = self.b.split_at(n);
+        self.b = t;
+        Ok(h)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N)?);
+        Ok(a)
+    }
+
+    fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn v(&mut self) -> Result<u64, String> {
+        let mut x = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.u8()?;
+            x |= u64::from(b & 0x7f) << shift;
+            if b < 0x80 {
+                return Ok(x);
+            }
+        }
+        Err("varint longer than 10 bytes".into())
+    }
+
+    fn v32(&mut self) -> Result<u32, String> {
+        u32::try_from(self.v()?).map_err(|_| "a 32-bit field is out of range".to_string())
+    }
+
+    fn len(&mut self) -> Result<usize, String> {
+        let n = self.v()?;
+        // A count or length can never exceed what is left (every item takes a byte).
+        usize::try_from(n)
+            .ok()
+            .filter(|&n| n <= self.b.len())
+            .ok_or_else(|| "a length runs past the end".into())
+    }
+
+    fn s(&mut self) -> Result<String, String> {
+        let n = self.len()?;
+        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| "a string is not UTF-8".into())
+    }
+}
+
+/// Decode a record stored under the page key of `url` and `file_hash`.
+pub fn decode_record(url: &str, file_hash: &Sha1Digest, value: &[u8]) -> Result<PageRecord, String> {
+    let mut r = Reader { b: value };
+    let layout = r.u8()?;
+    if layout != RECORD_LAYOUT {
+        return Err(format!("record layout {layout} is not {RECORD_LAYOUT}"));
+    }
+    let flags = r.u8()?;
+    let fetch_time = i64::from_le_bytes(r.array()?);
+    let status = u16::from_le_bytes(r.array()?);
+    let (chunks, labeled_chunks, stop_chunks, shingles) = (r.v32()?, r.v32()?, r.v32()?, r.v32()?);
+    let contains = f64::from_le_bytes(r.array()?);
+    let file_match = if flags & F_FILE_MATCH != 0 { Some(r.v32()?) } else { None };
+    let simhash = if flags & F_SIMHASH != 0 { Some(u64::from_le_bytes(r.array()?)) } else { None };
+    let text_hash = if flags & F_TEXT_HASH != 0 { Some(hex(&r.array::<20>()?)) } else { None };
+    let origin = match r.u8()? {
+        0 => PageOrigin::Unknown,
+        1 => PageOrigin::Fetch,
+        2 => PageOrigin::File { path: r.s()? },
+        3 => PageOrigin::Warc { file: r.s()?, offset: r.v()? },
+        t => return Err(format!("unknown origin kind {t}")),
+    };
+    let n = r.len()?;
+    let mut sources = Vec::with_capacity(n);
+    for _ in 0..n {
+        sources.push(SourceCount { source: r.v32()?, chunks: r.v32()? });
+    }
+    let n = r.len()?;
+    let mut evidence = Vec::with_capacity(n);
+    for _ in 0..n {
+        evidence.push(Evidence { source: r.v32()?, block: r.v32()?, passage: String::new() });
+    }
+    let near_duplicate_of = if flags & F_NEAR_DUP != 0 { Some(r.s()?) } else { None };
+    if !r.b.is_empty() {
+        return Err(format!("{} bytes left after the record", r.b.len()));
+    }
+    Ok(PageRecord {
+        url: url.to_string(),
+        fetch_time,
+        status,
+        file_hash: hex(file_hash),
+        chunks,
+        labeled_chunks,
+        stop_chunks,
+        contains,
+        file_match,
+        sources,
+        evidence,
+        origin,
+        simhash,
+        text_hash,
+        shingles,
+        near_duplicate_of,
+    })
+}
+
+/// Kept text blocks, deflated.
+pub fn encode_text<'a>(blocks: impl ExactSizeIterator<Item = &'a str>) -> Result<Vec<u8>, String> {
+    use std::io::Write;
+    let mut raw = Vec::new();
+    put_v(&mut raw, blocks.len() as u64);
+    for b in blocks {
+        put_s(&mut raw, b);
+    }
+    let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&raw).map_err(|e| e.to_string())?;
+    enc.finish().map_err(|e| e.to_string())
+}
+
+/// Largest inflated text accepted (a damaged value must not make us allocate without bound).
+const MAX_TEXT_BYTES: u64 = 256 << 20;
+
+pub fn decode_text(v: &[u8]) -> Result<Vec<String>, String> {
+    use std::io::Read;
+    let mut raw = Vec::new();
+    flate2::read::DeflateDecoder::new(v)
+        .take(MAX_TEXT_BYTES)
+        .read_to_end(&mut raw)
+        .map_err(|e| e.to_string())?;
+    let mut r = Reader { b: &raw };
+    let n = r.len()?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(r.s()?);
+    }
+    if !r.b.is_empty() {
+        return Err("bytes left after the text".into());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> PageRecord {
+        PageRecord {
+            url: "http://h/a".into(),
+            fetch_time: -5,
+            status: 200,
+            file_hash: hex(&[7u8; 20]),
+            chunks: 300,
+            labeled_chunks: 2,
+            stop_chunks: 1,
+            contains: 2.0 / 300.0,
+            file_match: Some(9),
+            sources: vec![SourceCount { source: 4, chunks: 2 }, SourceCount { source: 1 << 30, chunks: 1 }],
+            evidence: vec![Evidence { source: 4, block: 300, passage: String::new() }],
+            origin: PageOrigin::Warc { file: "/data/x.warc.gz".into(), offset: 1 << 40 },
+            simhash: Some(u64::MAX),
+            text_hash: Some(hex(&[0xab; 20])),
+            shingles: 17,
+            near_duplicate_of: Some("http://h/b".into()),
+        }
+    }
+
+    #[test]
+    fn records_round_trip() {
+        let r = sample();
+        let v = encode_record(&r).unwrap();
+        assert_eq!(decode_record(&r.url, &[7u8; 20], &v).unwrap(), r);
+        // Passages are not stored: they are read back from the page's text.
+        let mut with_passage = sample();
+        with_passage.evidence[0].passage = "copied “text” …".into();
+        assert_eq!(encode_record(&with_passage).unwrap(), v);
+        let bare = PageRecord {
+            file_match: None,
+            simhash: None,
+            text_hash: None,
+            near_duplicate_of: None,
+            sources: vec![],
+            evidence: vec![],
+            origin: PageOrigin::File { path: "/d/f.html".into() },
+            ..sample()
+        };
+        let v = encode_record(&bare).unwrap();
+        assert_eq!(decode_record(&bare.url, &[7u8; 20], &v).unwrap(), bare);
+        assert!(v.len() < 50, "{} bytes", v.len());
+    }
+
+    #[test]
+    fn damaged_records_are_errors_not_panics() {
+        let v = encode_record(&sample()).unwrap();
+        for cut in 0..v.len() {
+            assert!(decode_record("u", &[0; 20], &v[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut longer = v.clone();
+        longer.push(0);
+        assert!(decode_record("u", &[0; 20], &longer).is_err());
+        // Every single-byte change decodes to an error or to some record: never a panic.
+        for i in 0..v.len() {
+            for x in [0u8, 0x7f, 0x80, 0xff] {
+                let mut w = v.clone();
+                w[i] = x;
+                let _ = decode_record("u", &[0; 20], &w);
+            }
+        }
+        let mut bad_hash = sample();
+        bad_hash.text_hash = Some("zz".into());
+        assert!(encode_record(&bad_hash).is_err());
+    }
+
+    #[test]
+    fn kept_text_round_trips() {
+        let blocks = ["first block", "", "second — block"];
+        let v = encode_text(blocks.iter().copied()).unwrap();
+        assert_eq!(decode_text(&v).unwrap(), blocks.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert!(decode_text(&v[..v.len() / 2]).is_err());
+    }
+}
