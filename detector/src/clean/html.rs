@@ -33,7 +33,7 @@ pub const MAX_BLOCKS: usize = 200_000;
 pub const MAX_LINKS: usize = 100_000;
 /// Deepest block-element stack tracked for [`super::CleanedDoc::block_tags`]; deeper
 /// nesting (only seen in broken or hostile markup) is ignored for tagging, not for text.
-const MAX_STACK: usize = 256;
+pub const MAX_NESTING: usize = 256;
 /// Input is fed to the tokenizer in pieces of at most this many bytes (tendrils hold at most
 /// 4 GiB).
 const FEED_PIECE: usize = 1 << 30;
@@ -44,10 +44,18 @@ pub(crate) struct HtmlOut {
     pub block_tags: Vec<&'static str>,
     pub links: Vec<String>,
     pub truncated: bool,
+    /// Attributes the guard removed before tokenizing ([`super::guard`]).
+    pub attributes_dropped: u64,
+    /// Most attributes the tokenizer gave any one tag: at most
+    /// [`super::guard::MAX_ATTRIBUTES_PER_TAG`]. Read by the guard's tests.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub max_attributes_seen: usize,
 }
 
 /// Tokenize `text` and collect blocks (and links when `page_url` handling is on).
 pub(crate) fn clean_html(text: &str, base_url: Option<&str>, extract_links: bool) -> HtmlOut {
+    let guarded = super::guard::cap_attributes(text, super::guard::MAX_ATTRIBUTES_PER_TAG);
+    let text: &str = &guarded.text;
     let page_url = if extract_links { base_url.and_then(|u| Url::parse(u).ok()) } else { None };
     // Room for the usual share of text (a third of the HTML on markup-heavy pages, two
     // thirds on articles) and about one block per 250 bytes, so the buffers rarely regrow;
@@ -66,6 +74,7 @@ pub(crate) fn clean_html(text: &str, base_url: Option<&str>, extract_links: bool
         base_seen: false,
         links: Vec::new(),
         truncated: false,
+        max_attributes_seen: 0,
     }));
     let tok = Tokenizer::new(sink, TokenizerOpts::default());
     let queue = BufferQueue::default();
@@ -82,7 +91,14 @@ pub(crate) fn clean_html(text: &str, base_url: Option<&str>, extract_links: bool
     }
     tok.end();
     let st = tok.sink.0.into_inner();
-    HtmlOut { blocks: st.blocks, block_tags: st.block_tags, links: st.links, truncated: st.truncated }
+    HtmlOut {
+        blocks: st.blocks,
+        block_tags: st.block_tags,
+        links: st.links,
+        truncated: st.truncated || guarded.attributes_dropped > 0,
+        attributes_dropped: guarded.attributes_dropped,
+        max_attributes_seen: st.max_attributes_seen,
+    }
 }
 
 /// Inside a raw-text element: its content arrives as character tokens until its end tag.
@@ -112,6 +128,7 @@ struct State {
     base_seen: bool,
     links: Vec<String>,
     truncated: bool,
+    max_attributes_seen: usize,
 }
 
 struct Sink(RefCell<State>);
@@ -447,6 +464,7 @@ impl State {
     }
 
     fn tag(&mut self, tag: &Tag) -> TokenSinkResult<()> {
+        self.max_attributes_seen = self.max_attributes_seen.max(tag.attrs.len());
         match tag.kind {
             TagKind::StartTag => self.start_tag(tag),
             TagKind::EndTag => {
@@ -568,7 +586,7 @@ impl State {
         if b == HR {
             return; // void: nothing to tag
         }
-        if self.stack.len() < MAX_STACK {
+        if self.stack.len() < MAX_NESTING {
             self.stack.push(b);
         }
     }
