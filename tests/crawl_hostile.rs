@@ -129,6 +129,27 @@ fn hostile_servers_are_handled_politely_and_safely() {
     check_charsets_and_non_html(&x);
     check_politeness(&x);
     check_warc_and_request_count(&x, &warcs);
+    check_failure_log(&db);
+}
+
+fn failure_log_path(db: &Path) -> std::path::PathBuf {
+    db.with_extension("failures.jsonl")
+}
+
+/// Issue 26: crawl failures were totals per event only; `--failure-log` names each URL and
+/// its reason.
+fn check_failure_log(db: &Path) {
+    let text = std::fs::read_to_string(failure_log_path(db)).expect("failure log written");
+    let lines: Vec<serde_json::Value> =
+        text.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
+    eprintln!("failure log: {} lines", lines.len());
+    let has = |path: &str, event: &str| {
+        lines.iter().any(|l| l["url"] == format!("http://hostile.test{path}") && l["event"] == event)
+    };
+    assert!(has("/missing.html", "http_404"), "{text}");
+    assert!(has("/drip", "error_timeout"), "{text}");
+    assert!(has("/image.png", "skipped_not_text"), "{text}");
+    assert!(lines.iter().all(|l| l["reason"].as_str().is_some_and(|r| !r.is_empty())), "{text}");
 }
 
 /// The host most hostile resources live on.
@@ -171,6 +192,8 @@ fn hostile_crawl_args(web: &TestWeb, db: &Path, labelset: &Path, warcs: &Path) -
         "seeds".into(),
         "--threads".into(),
         "2".into(),
+        "--failure-log".into(),
+        failure_log_path(db).to_str().unwrap().into(),
     ];
     for seed in hostile_seeds() {
         args.extend(["--seed".into(), seed]);

@@ -514,7 +514,9 @@ fn encode_text(blocks: &detector::TextBlocks) -> Result<Vec<u8>> {
     enc.finish().map_err(|e| corrupt("t/", e))
 }
 
-fn decode_text(v: &[u8]) -> std::result::Result<Vec<String>, String> {
+/// Decode a stored cleaned text (`t/` values): deflated JSON array of strings. Public for the
+/// fuzz harness (`fuzz/`): damaged bytes give an error, never a panic.
+pub fn decode_text(v: &[u8]) -> std::result::Result<Vec<String>, String> {
     use std::io::Read;
     let mut json = Vec::new();
     flate2::read::DeflateDecoder::new(v).read_to_end(&mut json).map_err(|e| e.to_string())?;

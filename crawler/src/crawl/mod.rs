@@ -30,7 +30,7 @@ mod run;
 #[cfg(feature = "net")]
 mod schedule;
 
-pub use events::{CrawlCounters, CrawlEvent};
+pub use events::{CrawlCounters, CrawlEvent, FailureLog};
 pub use links::LinkPolicy;
 #[cfg(feature = "net")]
 pub use run::{crawl, CrawlIo, FetchRecorder};
@@ -70,6 +70,9 @@ pub struct CrawlConfig {
     /// Longest wait for pages still in detection (holding in-flight tickets) to add links
     /// once the frontier is empty.
     pub idle_grace: Duration,
+    /// One line per failed or dropped URL, with the reason (`--failure-log`); None = counts
+    /// only.
+    pub failure_log: Option<FailureLog>,
 }
 
 impl Default for CrawlConfig {
@@ -86,6 +89,7 @@ impl Default for CrawlConfig {
             max_redirects: 5,
             accept_content: |ct, body| detector::clean::sniff_kind(ct, body).is_some(),
             idle_grace: Duration::from_secs(60),
+            failure_log: None,
         }
     }
 }

@@ -105,6 +105,10 @@ pub struct CrawlArgs {
     /// Write the crawl and detection statistics as JSON to this file.
     #[arg(long)]
     pub stats_json: Option<PathBuf>,
+    /// Append one JSON line per failed or dropped URL to this file: `{"url", "event",
+    /// "reason"}` (fetch errors, HTTP errors, bodies over the cap, non-text types).
+    #[arg(long)]
+    pub failure_log: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: ProgressMode,
     /// Serve Prometheus metrics (requests, pages, hosts active/queued, in flight, events by
@@ -183,6 +187,17 @@ impl CrawlArgs {
                 max_depth: self.max_depth,
                 global_rate: self.rate,
                 max_in_flight: self.max_in_flight.max(1),
+                failure_log: match &self.failure_log {
+                    Some(path) => {
+                        let f = std::fs::OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .open(path)
+                            .map_err(|e| anyhow::anyhow!("--failure-log {}: {e}", path.display()))?;
+                        Some(crawler::crawl::FailureLog::new(Box::new(std::io::BufWriter::new(f))))
+                    }
+                    None => None,
+                },
                 ..CrawlConfig::default()
             },
             fetch: FetchConfig {
