@@ -1,6 +1,7 @@
 //! `ditto-fuzz [--seconds N] [--execs N] [--target NAME]... [--artifacts DIR]`: fuzz each
 //! target (all by default) for N seconds or N executions, and print one line per target.
 //! Exit status 1 when anything crashed, hung or went over the memory cap.
+//! `ditto-fuzz --target NAME --replay FILE` runs one saved input and prints its time.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -34,6 +35,27 @@ fn main() {
             "--rss-mb" => s.rss_cap = num(args.next(), "--rss-mb") << 20,
             "--per-input-ms" => s.per_input = Duration::from_millis(num(args.next(), "--per-input-ms")),
             "--artifacts" => s.artifacts = PathBuf::from(args.next().unwrap_or_default()),
+            "--replay" => {
+                // `--replay FILE` (after `--target`): run one saved input, print its time.
+                let file = PathBuf::from(args.next().unwrap_or_default());
+                let data = std::fs::read(&file).unwrap_or_else(|e| {
+                    eprintln!("{}: {e}", file.display());
+                    std::process::exit(2)
+                });
+                let t = targets.first().copied().unwrap_or(Target::Warc);
+                let _ = std::fs::create_dir_all(&s.scratch);
+                let start = std::time::Instant::now();
+                let sig = t.run(&data, &s.scratch);
+                println!(
+                    "{} {}: signature {sig:016x}, {:.3} s, peak RSS {} MB",
+                    t.name(),
+                    file.display(),
+                    start.elapsed().as_secs_f64(),
+                    ditto_fuzz::peak_rss() >> 20
+                );
+                let _ = std::fs::remove_dir_all(&s.scratch);
+                std::process::exit(0);
+            }
             "--target" => match args.next().as_deref().and_then(Target::from_name) {
                 Some(t) => targets.push(t),
                 None => {

@@ -306,11 +306,7 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
             .unwrap_or(0.0);
         let depth = t.depth + 1;
         let priority = link_priority(ls.focus, v.contains, badness, depth);
-        for href in &p.doc.links {
-            if let Some(e) = ls.policy.admit(Some(&p.page.url), href, depth, priority) {
-                links.push(e);
-            }
-        }
+        links = ls.policy.admit_page_links(&p.page.url, &p.doc.links, depth, priority);
         // Partitioned crawls: links to hosts another partition owns are sent to it now,
         // before this page's batch is committed (so a crash cannot lose them).
         links = ls.policy.route(links);

@@ -31,7 +31,7 @@ mod run;
 mod schedule;
 
 pub use events::{CrawlCounters, CrawlEvent, FailureLog};
-pub use links::LinkPolicy;
+pub use links::{LinkPolicy, DEFAULT_MAX_LINKS_PER_PAGE};
 #[cfg(feature = "net")]
 pub use run::{crawl, CrawlIo, FetchRecorder};
 
@@ -73,6 +73,8 @@ pub struct CrawlConfig {
     /// One line per failed or dropped URL, with the reason (`--failure-log`); None = counts
     /// only.
     pub failure_log: Option<FailureLog>,
+    /// Most links taken from one page (the rest counted, `page_link_cap`).
+    pub max_links_per_page: usize,
 }
 
 impl Default for CrawlConfig {
@@ -90,6 +92,7 @@ impl Default for CrawlConfig {
             accept_content: |ct, body| detector::clean::sniff_kind(ct, body).is_some(),
             idle_grace: Duration::from_secs(60),
             failure_log: None,
+            max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
         }
     }
 }

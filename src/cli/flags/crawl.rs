@@ -47,6 +47,10 @@ pub struct CrawlArgs {
     /// Deepest link distance from a seed.
     #[arg(long, default_value_t = 20)]
     pub max_depth: u32,
+    /// Most links taken from one page; the rest are dropped and counted
+    /// (`links_rejected.page_link_cap` in the stats).
+    #[arg(long, default_value_t = crawler::crawl::DEFAULT_MAX_LINKS_PER_PAGE)]
+    pub max_links_per_page: usize,
     /// Write every fetch (request + response) to rotating WARC/1.1 files here.
     #[arg(long)]
     pub warc_dir: Option<PathBuf>,
@@ -187,6 +191,7 @@ impl CrawlArgs {
                 max_depth: self.max_depth,
                 global_rate: self.rate,
                 max_in_flight: self.max_in_flight.max(1),
+                max_links_per_page: self.max_links_per_page.max(1),
                 failure_log: match &self.failure_log {
                     Some(path) => {
                         let f = std::fs::OpenOptions::new()
