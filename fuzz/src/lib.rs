@@ -93,7 +93,7 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed.max(1))
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -101,7 +101,7 @@ impl Rng {
     }
     /// Uniform-ish in `0..n` (`n` > 0).
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        (self.next_u64() % n.max(1) as u64) as usize
     }
 }
 
@@ -186,7 +186,7 @@ impl Mutator {
             5 => {
                 let at = r.below(len + 1);
                 let n = 1 + r.below(16);
-                let bytes: Vec<u8> = (0..n).map(|_| r.next() as u8).collect();
+                let bytes: Vec<u8> = (0..n).map(|_| r.next_u64() as u8).collect();
                 v.splice(at..at, bytes);
             }
             6 if !other.is_empty() => {
@@ -207,7 +207,7 @@ impl Mutator {
                     }
                 }
             }
-            _ => v.push(r.next() as u8),
+            _ => v.push(r.next_u64() as u8),
         }
     }
 }
@@ -372,7 +372,7 @@ pub fn run(target: Target, seeds: Vec<Vec<u8>>, s: &Settings) -> Report {
                 }
             }
         }
-        if report.execs % 256 == 0 && peak_rss() > s.rss_cap {
+        if report.execs.is_multiple_of(256) && peak_rss() > s.rss_cap {
             report.over_memory += 1;
             report.saved.push(save(
                 &artifacts,
