@@ -131,7 +131,14 @@ fn normalize_percent(s: &str) -> Option<String> {
         if b[i] == b'%' && i + 2 < b.len() {
             if let (Some(hi), Some(lo)) = (hex_val(b[i + 1]), hex_val(b[i + 2])) {
                 let v = hi * 16 + lo;
-                let replacement: Option<String> = if is_unreserved(v) {
+                // Decoding a hex digit right after a stray `%` or `%X` would make a new
+                // escape ("%6" + "%61" → "%6a"), which a second pass would decode: the
+                // canonical form would not be a fixed point (found by fuzzing, issue 26).
+                let tail = last_two(out.as_deref(), &s[copied..i]);
+                let forms_escape = v.is_ascii_hexdigit()
+                    && (tail[1] == Some(b'%')
+                        || (tail[0] == Some(b'%') && tail[1].is_some_and(|c| c.is_ascii_hexdigit())));
+                let replacement: Option<String> = if is_unreserved(v) && !forms_escape {
                     Some((v as char).to_string())
                 } else if b[i + 1].is_ascii_lowercase() || b[i + 2].is_ascii_lowercase() {
                     Some(format!("%{v:02X}"))
@@ -154,6 +161,13 @@ fn normalize_percent(s: &str) -> Option<String> {
     let mut o = out?;
     o.push_str(&s[copied..]);
     Some(o)
+}
+
+/// The last two bytes of `done` followed by `pending` (the output so far).
+fn last_two(done: Option<&str>, pending: &str) -> [Option<u8>; 2] {
+    let mut it = done.unwrap_or("").bytes().chain(pending.bytes()).rev();
+    let last = it.next();
+    [it.next(), last]
 }
 
 // ---------------------------------------------------------------------------------------
@@ -834,11 +848,16 @@ mod tests {
             "http://h/%2541",
             "https://BÜCHER.example:443/a/../b?",
             "http://h/a%2fb%2Fc",
+            // Found by the fuzz harness: decoding must not glue a new escape together.
+            "http://foo.bar/foo/ba1/%6%61%7A",
+            "http://h/%%36%31",
+            "http://h/%%361",
         ] {
             let once = canon(u);
             assert_eq!(canon(&once), once, "{u}");
         }
         assert_eq!(canon("http://h/%2541"), "http://h/%2541");
+        assert_eq!(canon("http://h/%6%61%7A"), "http://h/%6%61z");
     }
 
     #[test]

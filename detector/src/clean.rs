@@ -14,18 +14,24 @@
 //!
 //! No input can make the cleaner panic or loop: any byte sequence cleans to some (possibly
 //! empty) list of blocks. Limits for hostile input: [`MAX_BLOCK_BYTES`] per block (longer text is cut into several blocks),
-//! [`MAX_BLOCKS`] blocks and [`MAX_LINKS`] links per page (beyond, `truncated` is set).
+//! [`MAX_BLOCKS`] blocks and [`MAX_LINKS`] links per page (beyond, `truncated` is set),
+//! [`MAX_ATTRIBUTES_PER_TAG`] attributes per tag (later ones are dropped before html5ever's
+//! tokenizer sees them, which is quadratic in them: see `clean/guard.rs`), and
+//! [`MAX_NESTING`] open block elements tracked (deeper nesting costs nothing: no tree is
+//! built, and blocks deeper down are tagged with the deepest one tracked).
 //!
 //! Encodings: see [`encoding`] for the detection order (BOM, HTTP header, `<meta>` prescan,
 //! UTF-8-or-windows-1252 fallback).
 
 pub mod baseline;
 mod encoding;
+mod guard;
 mod html;
 #[cfg(test)]
 mod tests;
 
-pub use html::{MAX_ANCHOR_BYTES, MAX_BLOCKS, MAX_BLOCK_BYTES, MAX_LINKS};
+pub use guard::MAX_ATTRIBUTES_PER_TAG;
+pub use html::{MAX_ANCHOR_BYTES, MAX_BLOCKS, MAX_BLOCK_BYTES, MAX_LINKS, MAX_NESTING};
 
 pub use crate::blocks::{BlockList, TextBlocks};
 
@@ -71,8 +77,11 @@ pub struct CleanedDoc {
     pub encoding: &'static str,
     /// The kind the body was cleaned as; `None` when it is neither HTML nor text (no blocks).
     pub kind: Option<DocKind>,
-    /// A limit ([`MAX_BLOCKS`], [`MAX_LINKS`]) was hit and some text or links were dropped.
+    /// A limit ([`MAX_BLOCKS`], [`MAX_LINKS`], [`MAX_ATTRIBUTES_PER_TAG`]) was hit and some
+    /// text, links or attributes were dropped.
     pub truncated: bool,
+    /// Attributes dropped past [`MAX_ATTRIBUTES_PER_TAG`] (over all tags of the page).
+    pub attributes_dropped: u64,
 }
 
 /// Decide whether a body is HTML, plain text, or neither.
@@ -204,6 +213,7 @@ pub fn clean(
                 encoding,
                 kind: Some(kind),
                 truncated: out.truncated,
+                attributes_dropped: out.attributes_dropped,
             }
         }
         DocKind::Text => {
@@ -216,6 +226,7 @@ pub fn clean(
                 encoding,
                 kind: Some(kind),
                 truncated,
+                attributes_dropped: 0,
             }
         }
     }

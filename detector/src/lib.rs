@@ -38,7 +38,7 @@ pub mod stats;
 pub mod traps;
 
 pub use blocks::{BlockList, TextBlocks};
-pub use clean::{clean, sniff_kind, CleanOptions, CleanedDoc, DocKind};
+pub use clean::{clean, sniff_kind, CleanOptions, CleanedDoc, DocKind, MAX_ATTRIBUTES_PER_TAG};
 pub use fingerprint::{fingerprint, ChunkFingerprint, Fingerprints, Sha1Digest};
 pub use matching::{match_page, ChunkLookup, ChunkMatch, PageVerdict, SourceId, StopList};
 pub use neighborhood::{neighborhoods, NeighborhoodAccumulator};

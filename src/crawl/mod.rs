@@ -194,6 +194,7 @@ pub fn run_partition(
     scope = scope.with_allowed(parse_patterns(&s.allow_hosts)?).with_blocked(parse_patterns(&s.block_hosts)?);
     let traps = TrapGuard::new(TrapLimits { rules: s.traps, ..TrapLimits::default() });
     let mut policy = LinkPolicy::new(scope, traps, s.crawl.max_depth);
+    policy.max_links_per_page = s.crawl.max_links_per_page;
     if let Some(r) = &router {
         policy = policy.with_partition(r.clone());
     }

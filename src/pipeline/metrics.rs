@@ -73,6 +73,11 @@ pub enum SkipReason {
     BadUrl,
     /// A robots.txt file (in crawl WARCs): rules, not content.
     RobotsTxt,
+    /// A WARC page record whose Content-Length does not match where the record really ends:
+    /// its block is not the page (the error, with file and offset, is reported).
+    WarcLengthMismatch,
+    /// A FIFO, socket or device file among the inputs: not read.
+    NotRegularFile,
 }
 
 impl SkipReason {
@@ -87,6 +92,8 @@ impl SkipReason {
             SkipReason::ReadError => "read_error",
             SkipReason::BadUrl => "bad_url",
             SkipReason::RobotsTxt => "robots_txt",
+            SkipReason::WarcLengthMismatch => "warc_length_mismatch",
+            SkipReason::NotRegularFile => "not_regular_file",
         }
     }
 }

@@ -15,7 +15,7 @@ use super::source_remote::{RemoteCounters, RemoteInputs, RemoteRun};
 use super::stages::Input;
 use crate::source::dir::{self, DirSource};
 use crawler::partition::Partition;
-use crawler::warc::WarcPages;
+use crawler::warc::{printable, WarcErrorKind, WarcPages};
 use store::Store;
 
 /// Counters the progress display reads.
@@ -105,17 +105,28 @@ pub fn plan_with(inputs: &[PathBuf], count_bytes: bool) -> Result<Plan> {
             out.push((p.clone(), InputKind::Dir));
         } else {
             total += meta.len();
-            let kind = if is_warc(p) { InputKind::Warc } else { InputKind::File };
+            // A FIFO or device named on the command line is read only as a WARC stream
+            // named so (`x.warc.gz`); is_warc's sniffing would block on it or eat its first
+            // bytes, so any other one is a File, which the source skips and counts.
+            let kind = if is_warc_name(p) || (meta.is_file() && is_warc(p)) {
+                InputKind::Warc
+            } else {
+                InputKind::File
+            };
             out.push((p.clone(), kind));
         }
     }
     Ok(Plan { inputs: out, total_bytes: total })
 }
 
+fn is_warc_name(p: &Path) -> bool {
+    let name = p.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    name.ends_with(".warc") || name.ends_with(".warc.gz")
+}
+
 /// A WARC by name (`.warc`, `.warc.gz`, `.arc`-less) or by its first bytes.
 fn is_warc(p: &Path) -> bool {
-    let name = p.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
-    if name.ends_with(".warc") || name.ends_with(".warc.gz") {
+    if is_warc_name(p) {
         return true;
     }
     let mut head = [0u8; 5];
@@ -181,7 +192,7 @@ pub fn run_partition(
                     Ok(p) => p.with_max_size(usize::try_from(opts.max_body_bytes).unwrap_or(usize::MAX)),
                     Err(e) => {
                         skips.add(SkipReason::ReadError, 1);
-                        skips.error(format!("{}: {e}", path.display()));
+                        skips.error(format!("{}: {e}", printable(&path.display().to_string())));
                         continue;
                     }
                 };
@@ -203,7 +214,7 @@ pub fn run_partition(
                     Ok(p) => p.with_max_file(opts.max_body_bytes),
                     Err(e) => {
                         skips.add(SkipReason::ReadError, 1);
-                        skips.error(format!("{}: {e}", path.display()));
+                        skips.error(format!("{}: {e}", printable(&path.display().to_string())));
                         continue;
                     }
                 };
@@ -225,18 +236,20 @@ pub fn run_partition(
                     }
                 }
                 skips.add(SkipReason::TooLarge, pages.stats().too_large);
+                skips.add(SkipReason::NotRegularFile, pages.stats().not_regular);
             }
             InputKind::File => match single_file(&path, opts.url_prefix.as_deref(), opts.max_body_bytes) {
-                Ok(Some(page)) => {
+                Ok(SingleFile::Page(page)) => {
                     c.input_bytes_done.fetch_add(page.body.len() as u64, Relaxed);
                     if !send(page) {
                         return Ok(());
                     }
                 }
-                Ok(None) => skips.add(SkipReason::TooLarge, 1),
+                Ok(SingleFile::TooLarge) => skips.add(SkipReason::TooLarge, 1),
+                Ok(SingleFile::NotRegular) => skips.add(SkipReason::NotRegularFile, 1),
                 Err(e) => {
                     skips.add(SkipReason::ReadError, 1);
-                    skips.error(format!("{}: {e}", path.display()));
+                    skips.error(format!("{}: {e}", printable(&path.display().to_string())));
                 }
             },
         }
@@ -264,8 +277,12 @@ fn send_warc_pages<R: std::io::Read>(
                 }
             }
             Err(e) => {
-                skips.add(SkipReason::ReadError, 1);
-                skips.error(format!("{name}: {e}"));
+                let reason = match e.kind {
+                    WarcErrorKind::LengthMismatch => SkipReason::WarcLengthMismatch,
+                    _ => SkipReason::ReadError,
+                };
+                skips.add(reason, 1);
+                skips.error(format!("{}: {e}", printable(name)));
             }
         }
     }
@@ -275,20 +292,30 @@ fn send_warc_pages<R: std::io::Read>(
     true
 }
 
+/// What became of one file given on the command line.
+enum SingleFile {
+    Page(Page),
+    TooLarge,
+    /// A FIFO, socket or device: not read (it could block or never end).
+    NotRegular,
+}
+
 /// One file given on the command line: URL = prefix + file name, or its `file://` URL.
-fn single_file(path: &Path, url_prefix: Option<&str>, max: u64) -> std::io::Result<Option<Page>> {
+fn single_file(path: &Path, url_prefix: Option<&str>, max: u64) -> std::io::Result<SingleFile> {
     let meta = std::fs::metadata(path)?;
-    if meta.len() > max {
-        return Ok(None);
+    if !meta.is_file() {
+        return Ok(SingleFile::NotRegular);
     }
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if meta.len() > max {
+        return Ok(SingleFile::TooLarge);
+    }
+    let name = Path::new(path.file_name().unwrap_or_default());
     let url = match url_prefix {
-        Some(p) => dir::path_to_url(p, Path::new(&name)),
+        Some(p) => dir::path_to_url(p, name),
         None => {
             let abs = std::fs::canonicalize(path)?;
             let parent = abs.parent().unwrap_or(Path::new("/"));
-            let prefix = format!("file://{}/", parent.display());
-            dir::path_to_url(&prefix, Path::new(&name))
+            dir::path_to_url(&dir::file_url_prefix(parent), name)
         }
     };
     let fetch_time = meta
@@ -297,7 +324,7 @@ fn single_file(path: &Path, url_prefix: Option<&str>, max: u64) -> std::io::Resu
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
-    Ok(Some(Page {
+    Ok(SingleFile::Page(Page {
         url,
         fetch_time,
         status: 200,

@@ -322,11 +322,7 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
             }
             _ => {
                 let priority = link_priority(ls.focus, v.contains, badness, depth);
-                for href in &p.doc.links {
-                    if let Some(e) = ls.policy.admit(Some(&p.page.url), href, depth, priority) {
-                        links.push(e);
-                    }
-                }
+                links = ls.policy.admit_page_links(&p.page.url, &p.doc.links, depth, priority);
             }
         }
         // Partitioned crawls: links to hosts another partition owns are sent to it now,
@@ -390,7 +386,9 @@ fn focused_links(
     let depth = ticket.depth + 1;
     // Seeds are queued at the top priority: that is no evidence to pass on.
     let parent_score = if ticket.depth == 0 { 0.0 } else { priority_score(ticket.priority) };
-    for (i, href) in p.doc.links.iter().enumerate() {
+    let cap = ls.policy.max_links_per_page;
+    ls.policy.count_over_cap(p.doc.links.len().saturating_sub(cap) as u64);
+    for (i, href) in p.doc.links.iter().enumerate().take(cap) {
         let anchor = p.doc.anchors.get(i).map(String::as_str).unwrap_or("");
         let ev = link_evidence(&f.titles, anchor, href, relevance, parent_score);
         let priority = score_priority(ev.score, depth);

@@ -25,7 +25,9 @@ pub struct DirError {
 
 impl fmt::Display for DirError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
+        // A file name is input too: printed escaped (`crawler::warc::printable`).
+        let path = self.path.display().to_string();
+        write!(f, "{}: {}", crawler::warc::printable(&path), crawler::warc::printable(&self.message))
     }
 }
 
@@ -43,6 +45,9 @@ pub struct DirStats {
     pub errors: u64,
     /// WARC files met in the walk (not pages; a scan reads them as WARC inputs).
     pub warc_files: u64,
+    /// FIFOs, sockets and device files met in the walk: skipped unread (reading a FIFO
+    /// would block, a device may never end).
+    pub not_regular: u64,
 }
 
 /// True for file names of WARC containers: `*.warc`, `*.warc.gz`.
@@ -79,18 +84,7 @@ impl DirSource {
         let root = root.as_ref().to_path_buf();
         let prefix = match url_prefix {
             Some(p) => p.to_string(),
-            None => {
-                let abs = fs::canonicalize(&root)?;
-                let mut p = String::from("file://");
-                for c in abs.components() {
-                    if let std::path::Component::Normal(s) = c {
-                        p.push('/');
-                        p.push_str(&encode_segment(&s.to_string_lossy()));
-                    }
-                }
-                p.push('/');
-                p
-            }
+            None => file_url_prefix(&fs::canonicalize(&root)?),
         };
         Ok(Self {
             walker: walker(&root),
@@ -138,10 +132,44 @@ pub fn guess_content_type(path: &Path) -> Option<&'static str> {
     }
 }
 
-/// Percent-encode one path segment: keep RFC 3986 unreserved and sub-delims, ':' and '@'.
-fn encode_segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for &b in s.as_bytes() {
+/// `file://` + the absolute folder `abs`, each segment percent-encoded, + `/`.
+pub fn file_url_prefix(abs: &Path) -> String {
+    let mut p = String::from("file://");
+    for c in abs.components() {
+        if let std::path::Component::Normal(s) = c {
+            p.push('/');
+            p.push_str(&encode_segment(s));
+        }
+    }
+    p.push('/');
+    p
+}
+
+/// The bytes of a file name as the OS gives them (Unix: any bytes but `/` and NUL, not
+/// necessarily UTF-8); elsewhere its UTF-8 form (lossy only where the OS name is not
+/// Unicode).
+fn name_bytes(s: &std::ffi::OsStr) -> std::borrow::Cow<'_, [u8]> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        std::borrow::Cow::Borrowed(s.as_bytes())
+    }
+    #[cfg(not(unix))]
+    {
+        match s.to_string_lossy() {
+            std::borrow::Cow::Borrowed(t) => std::borrow::Cow::Borrowed(t.as_bytes()),
+            std::borrow::Cow::Owned(t) => std::borrow::Cow::Owned(t.into_bytes()),
+        }
+    }
+}
+
+/// Percent-encode one path segment, byte by byte: keep RFC 3986 unreserved and sub-delims,
+/// ':' and '@'. The name's own bytes are encoded, so a name that is not UTF-8 maps to a URL
+/// of its own (two names never share one, as they would through U+FFFD).
+fn encode_segment(s: &std::ffi::OsStr) -> String {
+    let bytes = name_bytes(s);
+    let mut out = String::with_capacity(bytes.len());
+    for &b in bytes.iter() {
         let keep = b.is_ascii_alphanumeric()
             || matches!(
                 b,
@@ -181,7 +209,7 @@ pub fn path_to_url(prefix: &str, rel: &Path) -> String {
                 url.push('/');
             }
             first = false;
-            url.push_str(&encode_segment(&s.to_string_lossy()));
+            url.push_str(&encode_segment(s));
         }
     }
     url
@@ -201,7 +229,11 @@ impl Iterator for DirSource {
                     return Some(Err(DirError { path, message: e.to_string() }));
                 }
             };
-            if !entry.file_type().is_file() {
+            let kind = entry.file_type();
+            if !kind.is_file() {
+                if !kind.is_dir() {
+                    self.stats.not_regular += 1;
+                }
                 continue;
             }
             let path = entry.path();
@@ -261,6 +293,56 @@ mod tests {
         assert_eq!(guess_content_type(Path::new("x/INDEX.HTM")), Some("text/html"));
         assert_eq!(guess_content_type(Path::new("x/a.txt")), Some("text/plain"));
         assert_eq!(guess_content_type(Path::new("x/a.css")), None);
+    }
+
+    /// Two names that differ only in bytes that are not UTF-8 used to become one URL (both
+    /// read as U+FFFD); their bytes are now percent-encoded.
+    #[cfg(unix)]
+    #[test]
+    fn non_utf8_names_map_to_distinct_urls() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path().join("host.test");
+        fs::create_dir_all(&site).unwrap();
+        let a = std::ffi::OsStr::from_bytes(b"caf\xe9.html");
+        let b = std::ffi::OsStr::from_bytes(b"caf\xe8.html");
+        for n in [a, b] {
+            if fs::write(site.join(n), "<p>x</p>").is_err() {
+                return; // a file system that refuses such names
+            }
+        }
+        fs::write(site.join("café.html"), "<p>y</p>").unwrap();
+        let mut urls: Vec<String> =
+            DirSource::new(dir.path(), Some("http://")).unwrap().map(|p| p.unwrap().url).collect();
+        urls.sort();
+        assert_eq!(
+            urls,
+            [
+                "http://host.test/caf%C3%A9.html",
+                "http://host.test/caf%E8.html",
+                "http://host.test/caf%E9.html"
+            ]
+        );
+        assert_eq!(path_to_url("http://", &Path::new("host.test").join(a)), "http://host.test/caf%E9.html");
+    }
+
+    /// A FIFO in a scanned folder is skipped and counted, never opened (reading it would
+    /// block the scan).
+    #[cfg(unix)]
+    #[test]
+    fn fifos_are_skipped_and_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.html"), "<p>a</p>").unwrap();
+        let fifo = dir.path().join("pipe.html");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            return; // no mkfifo here
+        }
+        let mut src = DirSource::new(dir.path(), Some("http://h.test/")).unwrap();
+        let urls: Vec<String> = src.by_ref().map(|p| p.unwrap().url).collect();
+        assert_eq!(urls, ["http://h.test/a.html"]);
+        assert_eq!(src.stats().not_regular, 1);
+        assert_eq!(src.stats().errors, 0);
     }
 
     #[test]

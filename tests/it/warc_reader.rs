@@ -354,6 +354,20 @@ fn not_a_warc() {
     assert_eq!(offset, 0);
 }
 
+/// Issue 26: gzip failures said only "deflate decompression error: repeated call with bad
+/// state" (zlib-rs overwrites its reason); the message now gives zlib's reason (the
+/// MANIFEST's "invalid distance too far back") and how far decoding got.
+#[test]
+fn inflate_errors_give_zlibs_reason() {
+    let path = Path::new(DATA).join("broken/webarchive-commons/double-single-inflate-error.gz");
+    let e = WarcReader::open(&path).unwrap().find_map(Result::err).expect("an error");
+    assert_eq!(e.kind, WarcErrorKind::Inflate);
+    let msg = e.to_string();
+    assert!(msg.contains("invalid distance too far back"), "{msg}");
+    assert!(!msg.contains("bad state"), "{msg}");
+    assert!(msg.contains("269 decompressed"), "{msg}");
+}
+
 #[test]
 fn pages_from_big_file() {
     let path = Path::new(DATA).join("big/debian-docs-html.warc.gz");

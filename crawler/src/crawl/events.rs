@@ -121,6 +121,46 @@ impl CrawlCounters {
     }
 }
 
+/// Where a crawl writes one line per failed or dropped URL (`ditto crawl --failure-log`):
+/// JSON objects `{"url": …, "event": …, "reason": …}`, the event named as in the report.
+/// Shared by the crawl's tasks; a write error turns the log off (counted, never fatal).
+#[derive(Clone)]
+pub struct FailureLog {
+    out: std::sync::Arc<Mutex<Option<Box<dyn std::io::Write + Send>>>>,
+    lost: std::sync::Arc<AtomicU64>,
+}
+
+impl FailureLog {
+    pub fn new(out: Box<dyn std::io::Write + Send>) -> Self {
+        FailureLog { out: std::sync::Arc::new(Mutex::new(Some(out))), lost: Default::default() }
+    }
+
+    /// Write `url`'s failure: `event` and the reason in words.
+    pub fn write(&self, url: &str, event: CrawlEvent, reason: &str) {
+        let line = serde_json::json!({ "url": url, "event": event.name(), "reason": reason });
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(w) = out.as_mut() {
+            if writeln!(w, "{line}").and_then(|_| w.flush()).is_err() {
+                *out = None;
+            }
+        }
+        if out.is_none() {
+            self.lost.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Lines not written (the log failed).
+    pub fn lost(&self) -> u64 {
+        self.lost.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl fmt::Debug for FailureLog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FailureLog")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +197,35 @@ mod tests {
             assert_eq!(event.name(), name);
             assert_eq!(event.to_string(), name);
         }
+    }
+
+    /// Crawl failures go to the log with URL and reason, one JSON line each.
+    #[test]
+    fn failure_log_lines_name_url_event_and_reason() {
+        #[derive(Clone, Default)]
+        struct Buf(std::sync::Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buf {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buf = Buf::default();
+        let log = FailureLog::new(Box::new(buf.clone()));
+        log.write("http://a.test/x", CrawlEvent::FetchError(FetchErrorKind::Timeout), "timeout: 5 s");
+        log.write("http://a.test/\u{1b}[2J", CrawlEvent::HttpStatus(404), "HTTP 404");
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines[0]["url"], "http://a.test/x");
+        assert_eq!(lines[0]["event"], "error_timeout");
+        assert_eq!(lines[0]["reason"], "timeout: 5 s");
+        assert_eq!(lines[1]["event"], "http_404");
+        // JSON escapes control characters: the log is safe to print.
+        assert!(!text.contains('\u{1b}'));
+        assert_eq!(log.lost(), 0);
     }
 
     #[test]

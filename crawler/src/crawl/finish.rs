@@ -107,6 +107,9 @@ impl Scheduler {
         let st = host_state(&mut self.hosts, host, now);
         st.on_finish(now, Outcome::Failed, &self.cfg.polite);
         self.counters.event(CrawlEvent::FetchError(e.kind));
+        if let Some(log) = &self.cfg.failure_log {
+            log.write(&entry.url, CrawlEvent::FetchError(e.kind), &e.to_string());
+        }
         if st.is_parked(now) {
             self.counters.event(CrawlEvent::HostParked);
         }
@@ -149,9 +152,21 @@ impl Scheduler {
                 let why =
                     if resp.truncated { CrawlEvent::SkippedTooLarge } else { CrawlEvent::SkippedNotText };
                 self.counters.event(why);
+                if let Some(log) = &self.cfg.failure_log {
+                    let ct = resp.header("content-type").unwrap_or("none");
+                    let reason = if resp.truncated {
+                        format!("body cut at the cap after {} bytes", resp.body.len())
+                    } else {
+                        format!("not a text type we read (Content-Type: {ct})")
+                    };
+                    log.write(&entry.url, why, &reason);
+                }
                 self.store.frontier_finish(&entry.url, &[])?;
             }
-            _ => {
+            status => {
+                if let Some(log) = &self.cfg.failure_log {
+                    log.write(&entry.url, CrawlEvent::HttpStatus(status), &format!("HTTP status {status}"));
+                }
                 self.store.frontier_finish(&entry.url, &[])?;
             }
         }

@@ -9,12 +9,20 @@ use store::FrontierEntry;
 use crate::partition::PartitionRouter;
 use crate::urls::{canonical_url, surt_host_key, OutOfScope, ScopeRules, TrapGuard};
 
+/// Links taken from one page by default (`ditto crawl --max-links-per-page`). Pages with
+/// more are rare (sitemaps-as-HTML, directory listings) or hostile (issue 26: one page of
+/// 100,000 links).
+pub const DEFAULT_MAX_LINKS_PER_PAGE: usize = 10_000;
+
 /// Admits links into the frontier: canonicalization, scope, traps, depth. Shared by the
 /// crawler (redirect targets) and the caller (links found on pages).
 pub struct LinkPolicy {
     pub scope: ScopeRules,
     pub traps: Mutex<TrapGuard>,
     pub max_depth: u32,
+    /// Most links taken from one page ([`DEFAULT_MAX_LINKS_PER_PAGE`]); the rest are counted
+    /// as rejected (`page_link_cap`) and dropped, so one page cannot flood the frontier.
+    pub max_links_per_page: usize,
     rejected: Mutex<BTreeMap<&'static str, u64>>,
     /// Partitioned crawls: links to hosts another partition owns go to it
     /// (`crate::partition`).
@@ -27,6 +35,7 @@ impl LinkPolicy {
             scope,
             traps: Mutex::new(traps),
             max_depth,
+            max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
             rejected: Mutex::new(BTreeMap::new()),
             partition: None,
         }
@@ -75,6 +84,40 @@ impl LinkPolicy {
         }
         let host_key = surt_host_key(parsed.host_str().unwrap_or(""));
         Some(FrontierEntry { url, host_key, depth, priority, hops: 0 })
+    }
+
+    /// Entries for a page's links (`hrefs`, found at `base`): each admitted as by
+    /// [`Self::admit`], at most [`Self::max_links_per_page`] of them; the links past the cap
+    /// are counted as `page_link_cap` and pages that hit it as `pages_over_link_cap`.
+    pub fn admit_page_links<'a>(
+        &self,
+        base: &str,
+        hrefs: impl IntoIterator<Item = &'a String>,
+        depth: u32,
+        priority: u32,
+    ) -> Vec<FrontierEntry> {
+        let mut out = Vec::new();
+        let mut dropped = 0u64;
+        for href in hrefs {
+            if out.len() >= self.max_links_per_page {
+                dropped += 1;
+                continue;
+            }
+            if let Some(e) = self.admit(Some(base), href, depth, priority) {
+                out.push(e);
+            }
+        }
+        self.count_over_cap(dropped);
+        out
+    }
+
+    /// Count `dropped` links of one page passed over at [`Self::max_links_per_page`].
+    pub fn count_over_cap(&self, dropped: u64) {
+        if dropped > 0 {
+            let mut r = self.rejected.lock().unwrap_or_else(|e| e.into_inner());
+            *r.entry("page_link_cap").or_default() += dropped;
+            *r.entry("pages_over_link_cap").or_default() += 1;
+        }
     }
 
     fn reject(&self, why: &'static str) {

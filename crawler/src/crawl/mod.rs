@@ -33,8 +33,8 @@ mod run;
 #[cfg(feature = "net")]
 mod schedule;
 
-pub use events::{CrawlCounters, CrawlEvent};
-pub use links::LinkPolicy;
+pub use events::{CrawlCounters, CrawlEvent, FailureLog};
+pub use links::{LinkPolicy, DEFAULT_MAX_LINKS_PER_PAGE};
 pub use priority::{rank_hosts, HostRanker, RankedHost};
 #[cfg(feature = "net")]
 pub use run::{crawl, CrawlIo, FetchRecorder};
@@ -84,6 +84,11 @@ pub struct CrawlConfig {
     /// this share of the best host's rank are fetched from (the page budget goes to the
     /// hosts that promise most, while a few always explore).
     pub focus_rank_span: f64,
+    /// One line per failed or dropped URL, with the reason (`--failure-log`); None = counts
+    /// only.
+    pub failure_log: Option<FailureLog>,
+    /// Most links taken from one page (the rest counted, `page_link_cap`).
+    pub max_links_per_page: usize,
 }
 
 /// With a ranker, this many of the best hosts are always eligible (see
@@ -107,6 +112,8 @@ impl Default for CrawlConfig {
             ranker: None,
             focus_hosts: 64,
             focus_rank_span: 0.1,
+            failure_log: None,
+            max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
         }
     }
 }

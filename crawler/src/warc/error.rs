@@ -124,7 +124,12 @@ pub struct WarcError {
     /// Input offset: the gzip member's start, or the record's / garbage's start. 0 for the
     /// file-level kinds ([`WarcErrorKind::File`], [`WarcErrorKind::BadName`]).
     pub offset: u64,
-    /// Extra detail (inner error text, byte counts); may be empty.
+    /// For a record inside a gzip member holding several records (or a whole file in one
+    /// gzip stream): where in the member's decompressed data the record starts, as `offset`
+    /// is the member's start and is the same for all of them.
+    pub member_offset: Option<u64>,
+    /// Extra detail (inner error text, byte counts); may be empty. Printed escaped
+    /// ([`printable`]).
     pub detail: String,
     /// The I/O error behind an `Io` or `File` error.
     io: Option<io::Error>,
@@ -132,17 +137,17 @@ pub struct WarcError {
 
 impl WarcError {
     pub fn new(kind: WarcErrorKind, offset: u64, detail: impl Into<String>) -> Self {
-        Self { kind, offset, detail: detail.into(), io: None }
+        Self { kind, offset, member_offset: None, detail: detail.into(), io: None }
     }
 
     /// Reading the input failed at `offset`.
     pub fn read(offset: u64, e: io::Error) -> Self {
-        Self { kind: WarcErrorKind::Io, offset, detail: e.to_string(), io: Some(e) }
+        Self { kind: WarcErrorKind::Io, offset, member_offset: None, detail: e.to_string(), io: Some(e) }
     }
 
     /// A file operation (open, write, sync, rename) failed.
     pub fn file(e: io::Error) -> Self {
-        Self { kind: WarcErrorKind::File, offset: 0, detail: e.to_string(), io: Some(e) }
+        Self { kind: WarcErrorKind::File, offset: 0, member_offset: None, detail: e.to_string(), io: Some(e) }
     }
 
     /// A name that is not one of ours (writer prefix, file to recover).
@@ -166,17 +171,48 @@ impl From<io::Error> for WarcError {
 
 impl fmt::Display for WarcError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Details may quote the input (a version line, a header value): printed escaped, so
+        // bytes of a file never reach the user's terminal as control sequences.
+        let detail = printable(&self.detail);
         // File-level errors read as the I/O error (or name problem) itself, as before the
         // writer shared this type.
         if self.kind.is_file_level() {
-            return f.write_str(&self.detail);
+            return f.write_str(&detail);
         }
         write!(f, "{} at offset {}", self.kind.message(), self.offset)?;
-        if !self.detail.is_empty() {
-            write!(f, ": {}", self.detail)?;
+        if let Some(inner) = self.member_offset {
+            write!(f, " (gzip member), byte {inner} of its decompressed data")?;
+        }
+        if !detail.is_empty() {
+            write!(f, ": {detail}")?;
         }
         Ok(())
     }
+}
+
+/// `s` with what a terminal would act on escaped: control characters (C0, DEL, C1: escape
+/// sequences, carriage returns, bells) and the bidirectional overrides that reorder what is
+/// shown, each written as `\u{..}` (`\n`, `\r`, `\t` as such). Borrowed when there is nothing
+/// to escape.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    fn hostile(c: char) -> bool {
+        c.is_control()
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
+    }
+    if !s.chars().any(hostile) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if hostile(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 impl Error for WarcError {

@@ -77,6 +77,12 @@ impl<R: Read> RawInput<R> {
         Ok(self.len - self.pos)
     }
 
+    /// The buffered input from file offset `from` on, if it is still buffered.
+    fn buffered_from(&self, from: u64) -> Option<&[u8]> {
+        let at = usize::try_from(from.checked_sub(self.base)?).ok()?;
+        self.buf.get(at..self.len)
+    }
+
     /// Put bytes back in front of the current position (they came from there).
     pub(super) fn unread(&mut self, bytes: &[u8]) {
         let off = self.offset().saturating_sub(bytes.len() as u64);
@@ -93,15 +99,23 @@ impl<R: Read> RawInput<R> {
 
 pub(super) struct GzMember {
     pub(super) start: u64,
+    /// Input offset of its deflate data (after the gzip header).
+    data_start: u64,
     inflate: Decompress,
     crc: Crc,
     pub(super) finished: bool,
 }
 
 impl GzMember {
-    /// A member starting at input offset `start`, its header already read.
-    pub(super) fn new(start: u64) -> Self {
-        Self { start, inflate: Decompress::new(false), crc: Crc::new(), finished: false }
+    /// Bytes decompressed from this member so far.
+    pub(super) fn decoded(&self) -> u64 {
+        self.inflate.total_out()
+    }
+
+    /// A member starting at input offset `start`, its header already read (its deflate
+    /// data starts at `data_start`).
+    pub(super) fn new(start: u64, data_start: u64) -> Self {
+        Self { start, data_start, inflate: Decompress::new(false), crc: Crc::new(), finished: false }
     }
 }
 
@@ -128,10 +142,10 @@ pub(super) fn gz_step<R: Read>(
             return Err(WarcError::new(WarcErrorKind::TruncatedGzip, m.start, ""));
         }
         let (in0, out0) = (m.inflate.total_in(), m.inflate.total_out());
-        let status = m
-            .inflate
-            .decompress(raw.avail(), &mut out[*olen..], FlushDecompress::None)
-            .map_err(|e| WarcError::new(WarcErrorKind::Inflate, m.start, e.to_string()))?;
+        let status = match m.inflate.decompress(raw.avail(), &mut out[*olen..], FlushDecompress::None) {
+            Ok(s) => s,
+            Err(e) => return Err(inflate_error(raw, m, &e)),
+        };
         let consumed = (m.inflate.total_in() - in0) as usize;
         let produced = (m.inflate.total_out() - out0) as usize;
         raw.consume(consumed);
@@ -158,6 +172,62 @@ pub(super) fn gz_step<R: Read>(
         if consumed == 0 {
             // Input and output space available but no progress: the stream is stuck.
             return Err(WarcError::new(WarcErrorKind::Inflate, m.start, "inflate stalled"));
+        }
+    }
+}
+
+/// The error for member `m`'s deflate data failing, with zlib's reason.
+///
+/// zlib-rs 0.6.8 loses the reason when the error is found on its fast path (the usual one):
+/// it records "invalid distance too far back" (say), then its state loop passes through
+/// its `Bad` state, which overwrites that with "repeated call with bad state" (zlib's own
+/// `BAD` state sets no message). So the member's deflate data, if still buffered, is
+/// decoded again with an output window too small for the fast path, which keeps the
+/// reason; failing that, the message says only what is known.
+fn inflate_error<R: Read>(raw: &RawInput<R>, m: &GzMember, e: &flate2::DecompressError) -> WarcError {
+    const UNHELPFUL: &str = "repeated call with bad state";
+    let first = e.to_string();
+    let reason = if first.contains(UNHELPFUL) {
+        raw.buffered_from(m.data_start).and_then(inflate_reason).unwrap_or_else(|| {
+            "invalid deflate data (the decoder did not say which check failed)".to_string()
+        })
+    } else {
+        first.strip_prefix("deflate decompression error: ").unwrap_or(&first).to_string()
+    };
+    WarcError::new(
+        WarcErrorKind::Inflate,
+        m.start,
+        format!(
+            "{reason} (after {} compressed bytes of the member's deflate data, {} decompressed)",
+            m.inflate.total_in(),
+            m.inflate.total_out()
+        ),
+    )
+}
+
+/// Decode `data` (raw deflate) with a 256-byte output window, below zlib-rs's fast-path
+/// minimum, and return the decoder's message for the first error; None if it decodes, stalls,
+/// or has given more than 64 MiB before failing.
+fn inflate_reason(data: &[u8]) -> Option<String> {
+    let mut d = Decompress::new(false);
+    let mut out = [0u8; 256];
+    let (mut pos, mut budget) = (0usize, 64u64 << 20);
+    loop {
+        let (in0, out0) = (d.total_in(), d.total_out());
+        let r = d.decompress(data.get(pos..)?, &mut out, FlushDecompress::None);
+        let (used, made) = ((d.total_in() - in0) as usize, d.total_out() - out0);
+        match r {
+            Err(e) => {
+                let text = e.to_string();
+                return Some(text.strip_prefix("deflate decompression error: ").unwrap_or(&text).to_string());
+            }
+            Ok(Status::StreamEnd) => return None,
+            Ok(_) => {}
+        }
+        pos += used;
+        budget = budget.checked_sub(made)?;
+        if used == 0 && made == 0 {
+            return None;
         }
     }
 }

@@ -26,7 +26,7 @@ mod remote;
 mod writer;
 
 pub use date::{parse_warc_date, warc_date};
-pub use error::{WarcError, WarcErrorKind};
+pub use error::{printable, WarcError, WarcErrorKind};
 pub use pages::{convert_record, record_to_page, Conversion, PageStats, WarcPages, DEFAULT_MAX_BODY};
 pub use reader::{WarcReader, WarcStats, DEFAULT_MAX_RECORD};
 pub use record::WarcRecord;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use detector::{Page, PageOrigin};
 
-use super::error::WarcError;
+use super::error::{WarcError, WarcErrorKind};
 use super::http;
 use super::reader::{WarcReader, WarcStats};
 use super::record::WarcRecord;
@@ -89,6 +89,10 @@ pub struct PageStats {
     pub body_capped: u64,
     /// Page records skipped because the body was cut (by the cap, or `WARC-Truncated`).
     pub truncated: u64,
+    /// Page records skipped because their Content-Length does not match the record's real
+    /// extent ([`WarcErrorKind::LengthMismatch`]): the block is cut or overlong, so it is not
+    /// the page. Each is also yielded as an error naming the record's offset.
+    pub length_mismatch: u64,
 }
 
 /// Pages (response and resource records, any status) of one WARC file.
@@ -167,6 +171,20 @@ impl<R: Read> Iterator for WarcPages<R> {
                         if c.body_capped || rec.header("WARC-Truncated").is_some() {
                             s.truncated += 1;
                             continue;
+                        }
+                        // The reader saw the block end somewhere other than Content-Length
+                        // says (issue 26: a record stored cut, silently): not the page.
+                        if rec.issues.contains(&WarcErrorKind::LengthMismatch) {
+                            s.length_mismatch += 1;
+                            let declared = rec.header("Content-Length").unwrap_or("");
+                            return Some(Err(WarcError::new(
+                                WarcErrorKind::LengthMismatch,
+                                rec.offset,
+                                format!(
+                                    "Content-Length {declared:?}, {} bytes read as the block; page record skipped",
+                                    rec.block.len()
+                                ),
+                            )));
                         }
                         s.pages += 1;
                         return Some(Ok(p));

@@ -169,6 +169,9 @@ pub struct WarcReader<R> {
     shared_next: bool,
     /// An error to yield before reading on (garbage found after a good record).
     pending: Option<WarcError>,
+    /// Where the record being read starts in its gzip member's decompressed data, when that
+    /// is not the member's start (several records in one member or one gzip stream).
+    record_in_member: Option<u64>,
 }
 
 enum Trailer {
@@ -212,6 +215,7 @@ impl<R: Read> WarcReader<R> {
             at_start: true,
             gzip_file: false,
             member_records: 0,
+            record_in_member: None,
             crossed: false,
             scan_raw: false,
             shared_next: false,
@@ -331,7 +335,7 @@ impl<R: Read> WarcReader<R> {
                 }
                 return Err(e);
             }
-            self.unit = Unit::Gzip(Box::new(GzMember::new(off)));
+            self.unit = Unit::Gzip(Box::new(GzMember::new(off, self.raw.offset())));
         } else {
             self.unit = Unit::Plain;
         }
@@ -528,6 +532,10 @@ impl<R: Read> WarcReader<R> {
             self.unit = Unit::None;
             return Ok(Start::Not(Step::Again));
         }
+        self.record_in_member = match &self.unit {
+            Unit::Gzip(m) => Some(m.decoded() - (self.olen - self.opos) as u64).filter(|&at| at > 0),
+            _ => None,
+        };
         Ok(Start::Record { offset: self.unit_offset(), gz })
     }
 
@@ -793,9 +801,22 @@ impl<R: Read> Iterator for WarcReader<R> {
                     self.done = true;
                     continue;
                 }
-                Err(e) => {
+                Err(mut e) => {
                     self.recover(&e);
                     self.stats.bytes_in = self.raw.offset();
+                    // Errors about the record itself name where in its member it starts
+                    // (the member's offset is the same for every record in it).
+                    if matches!(
+                        e.kind,
+                        WarcErrorKind::MissingContentLength
+                            | WarcErrorKind::BadContentLength
+                            | WarcErrorKind::HeaderTooLarge
+                            | WarcErrorKind::RecordTooLarge
+                            | WarcErrorKind::UnknownVersion
+                            | WarcErrorKind::TruncatedGzip
+                    ) {
+                        e.member_offset = self.record_in_member;
+                    }
                     return Some(Err(e));
                 }
             }
@@ -806,6 +827,7 @@ impl<R: Read> Iterator for WarcReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::warc::printable;
     use std::io::Write;
 
     fn gz(data: &[u8]) -> Vec<u8> {
@@ -866,6 +888,59 @@ mod tests {
         assert_eq!(items[0].as_ref().unwrap_err().kind, WarcErrorKind::RecordTooLarge);
         assert_eq!(items[1].as_ref().unwrap().block, b"ok");
         assert_eq!(r.stats().oversized, 1);
+    }
+
+    /// Issue 26: in one gzip stream holding several records, every error named the same
+    /// offset (the member's); now each names where its record starts inside the member.
+    #[test]
+    fn errors_inside_one_gzip_stream_name_their_record() {
+        let bad = |n: usize| {
+            format!("WARC/1.0\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:{n}>\r\n\r\nbody {n}\r\n\r\n")
+                .into_bytes()
+        };
+        let mut plain = rec("warcinfo", "x");
+        let first_bad = plain.len() as u64;
+        plain.extend(bad(1));
+        plain.extend(rec("resource", "between"));
+        let second_bad = plain.len() as u64;
+        plain.extend(bad(2));
+        plain.extend(rec("resource", "last"));
+        let errors: Vec<WarcError> = WarcReader::new(&gz(&plain)[..]).filter_map(Result::err).collect();
+        let kinds: Vec<_> = errors.iter().map(|e| (e.kind, e.offset, e.member_offset)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (WarcErrorKind::MissingContentLength, 0, Some(first_bad)),
+                (WarcErrorKind::MissingContentLength, 0, Some(second_bad)),
+            ]
+        );
+        assert!(
+            errors[1].to_string().starts_with(&format!(
+                "missing Content-Length at offset 0 (gzip member), byte {second_bad} of its decompressed data"
+            )),
+            "{}",
+            errors[1]
+        );
+        // One record per member (the usual layout): the member's offset says it all.
+        let mut per_record = gz(&rec("warcinfo", "x"));
+        let at = per_record.len() as u64;
+        per_record.extend(gz(&bad(1)));
+        let e = WarcReader::new(&per_record[..]).find_map(Result::err).unwrap();
+        assert_eq!((e.offset, e.member_offset), (at, None));
+    }
+
+    /// Issue 26: bytes of a WARC version line were printed raw, so escape sequences in a
+    /// file reached the terminal.
+    #[test]
+    fn input_bytes_in_messages_are_escaped() {
+        let data = b"WARC/1.0\x1b[2J\x1b]0;pwned\x07\r\nContent-Length: 0\r\n\r\n\r\n";
+        let e = WarcReader::new(&data[..]).find_map(Result::err).unwrap();
+        assert_eq!(e.kind, WarcErrorKind::UnknownVersion);
+        let msg = e.to_string();
+        assert!(!msg.chars().any(char::is_control), "{msg:?}");
+        assert_eq!(msg, "unknown WARC version at offset 0: WARC/1.0\\u{1b}[2J\\u{1b}]0;pwned\\u{7}");
+        assert_eq!(printable("a\u{202e}b\tc"), "a\\u{202e}b\\tc");
+        assert!(matches!(printable("plain text é"), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]

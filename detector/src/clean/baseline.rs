@@ -55,6 +55,12 @@ pub fn tokenize_only(body: &[u8]) -> usize {
     tok.sink.0.get()
 }
 
+/// Only the attribute guard that `clean` runs before tokenizing (`clean/guard.rs`): the
+/// number of attributes it would drop. For measuring its share of cleaning.
+pub fn guard_only(text: &str) -> u64 {
+    super::guard::cap_attributes(text, super::guard::MAX_ATTRIBUTES_PER_TAG).attributes_dropped
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -33,7 +33,7 @@ pub const MAX_BLOCKS: usize = 200_000;
 pub const MAX_LINKS: usize = 100_000;
 /// Deepest block-element stack tracked for [`super::CleanedDoc::block_tags`]; deeper
 /// nesting (only seen in broken or hostile markup) is ignored for tagging, not for text.
-const MAX_STACK: usize = 256;
+pub const MAX_NESTING: usize = 256;
 /// Input is fed to the tokenizer in pieces of at most this many bytes (tendrils hold at most
 /// 4 GiB).
 const FEED_PIECE: usize = 1 << 30;
@@ -49,10 +49,18 @@ pub(crate) struct HtmlOut {
     /// The anchor text of each link (parallel to `links`; at most [`MAX_ANCHOR_BYTES`]).
     pub anchors: Vec<String>,
     pub truncated: bool,
+    /// Attributes the guard removed before tokenizing ([`super::guard`]).
+    pub attributes_dropped: u64,
+    /// Most attributes the tokenizer gave any one tag: at most
+    /// [`super::guard::MAX_ATTRIBUTES_PER_TAG`]. Read by the guard's tests.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub max_attributes_seen: usize,
 }
 
 /// Tokenize `text` and collect blocks (and links when `page_url` handling is on).
 pub(crate) fn clean_html(text: &str, base_url: Option<&str>, extract_links: bool) -> HtmlOut {
+    let guarded = super::guard::cap_attributes(text, super::guard::MAX_ATTRIBUTES_PER_TAG);
+    let text: &str = &guarded.text;
     let page_url = if extract_links { base_url.and_then(|u| Url::parse(u).ok()) } else { None };
     // Room for the usual share of text (a third of the HTML on markup-heavy pages, two
     // thirds on articles) and about one block per 250 bytes, so the buffers rarely regrow;
@@ -73,6 +81,7 @@ pub(crate) fn clean_html(text: &str, base_url: Option<&str>, extract_links: bool
         anchors: Vec::new(),
         anchor_from: None,
         truncated: false,
+        max_attributes_seen: 0,
     }));
     let tok = Tokenizer::new(sink, TokenizerOpts::default());
     let queue = BufferQueue::default();
@@ -95,7 +104,9 @@ pub(crate) fn clean_html(text: &str, base_url: Option<&str>, extract_links: bool
         block_tags: st.block_tags,
         links: st.links,
         anchors: st.anchors,
-        truncated: st.truncated,
+        truncated: st.truncated || guarded.attributes_dropped > 0,
+        attributes_dropped: guarded.attributes_dropped,
+        max_attributes_seen: st.max_attributes_seen,
     }
 }
 
@@ -130,6 +141,7 @@ struct State {
     /// The open `<a>`: where its text starts in the block buffer.
     anchor_from: Option<usize>,
     truncated: bool,
+    max_attributes_seen: usize,
 }
 
 struct Sink(RefCell<State>);
@@ -465,6 +477,7 @@ impl State {
     }
 
     fn tag(&mut self, tag: &Tag) -> TokenSinkResult<()> {
+        self.max_attributes_seen = self.max_attributes_seen.max(tag.attrs.len());
         match tag.kind {
             TagKind::StartTag => self.start_tag(tag),
             TagKind::EndTag => {
@@ -587,7 +600,7 @@ impl State {
         if b == HR {
             return; // void: nothing to tag
         }
-        if self.stack.len() < MAX_STACK {
+        if self.stack.len() < MAX_NESTING {
             self.stack.push(b);
         }
     }

@@ -51,6 +51,10 @@ pub struct CrawlArgs {
     /// Deepest link distance from a seed.
     #[arg(long, default_value_t = 20)]
     pub max_depth: u32,
+    /// Most links taken from one page; the rest are dropped and counted
+    /// (`links_rejected.page_link_cap` in the stats).
+    #[arg(long, default_value_t = crawler::crawl::DEFAULT_MAX_LINKS_PER_PAGE)]
+    pub max_links_per_page: usize,
     /// Write every fetch (request + response) to rotating WARC/1.1 files here.
     #[arg(long)]
     pub warc_dir: Option<PathBuf>,
@@ -125,6 +129,10 @@ pub struct CrawlArgs {
     /// Write the crawl and detection statistics as JSON to this file.
     #[arg(long)]
     pub stats_json: Option<PathBuf>,
+    /// Append one JSON line per failed or dropped URL to this file: `{"url", "event",
+    /// "reason"}` (fetch errors, HTTP errors, bodies over the cap, non-text types).
+    #[arg(long)]
+    pub failure_log: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: ProgressMode,
     /// Serve Prometheus metrics (requests, pages, hosts active/queued, in flight, events by
@@ -214,6 +222,18 @@ impl CrawlArgs {
                 max_depth: self.max_depth,
                 global_rate: self.rate,
                 max_in_flight: self.max_in_flight.max(1),
+                max_links_per_page: self.max_links_per_page.max(1),
+                failure_log: match &self.failure_log {
+                    Some(path) => {
+                        let f = std::fs::OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .open(path)
+                            .map_err(|e| anyhow::anyhow!("--failure-log {}: {e}", path.display()))?;
+                        Some(crawler::crawl::FailureLog::new(Box::new(std::io::BufWriter::new(f))))
+                    }
+                    None => None,
+                },
                 ..CrawlConfig::default()
             },
             fetch: FetchConfig {

@@ -1,0 +1,487 @@
+//! A guard in front of html5ever's tokenizer: at most [`MAX_ATTRIBUTES_PER_TAG`] attributes
+//! reach it per tag.
+//!
+//! html5ever 0.29 checks each new attribute name against every earlier one of the same tag
+//! (`Tokenizer::finish_attribute`, a linear search), so one tag of N distinct attributes
+//! costs N²/2 string comparisons: a 4.9 MB tag of 500,000 attributes took 162 s (issue 26).
+//! Gumbo and Nokogiri cap attributes per element for the same reason. This pre-scan follows
+//! the tokenizer's own states for tags, comments, doctypes and the raw-text elements our
+//! sink switches it into (`html.rs`, `special_start_tag`), counts the attributes each tag
+//! starts, and cuts a tag's attributes from the first one past the cap up to the tag's `>`
+//! (or to EOF, where the tokenizer drops an unfinished tag anyway). The tokenizer then sees
+//! the same tokens with the excess attributes gone, and its attribute work per tag is at
+//! most `MAX²/2` comparisons; as every attribute takes at least two bytes, a page of S bytes
+//! costs at most `S × MAX / 4` of them (10 MB, the crawl's body cap: 1.6·10⁸; see BENCHMARKS.md,
+//! issue 26).
+//!
+//! The scan is one pass: text between tags is skipped with `memchr`, quoted values too; only
+//! tag names and attribute names are walked byte by byte. A page with no tag over the cap is
+//! passed on as it is, without a copy.
+//!
+//! Where this scan and the tokenizer could disagree (script data's "double-escaped" state,
+//! which the scan does not model, so it may end a script early), the scan reads *more* of
+//! the input as markup than the tokenizer does, never less: every tag the tokenizer sees is
+//! seen here, so the cap holds for every tag the tokenizer builds.
+
+use std::borrow::Cow;
+
+/// Most attributes passed to the tokenizer per tag (start or end tag); later ones are
+/// dropped and counted ([`super::CleanedDoc::attributes_dropped`]). Real pages stay below
+/// it (a few dozen on heavy framework markup), and the cleaner reads only `href`. The work
+/// it lets through grows with it (`S × MAX / 4` comparisons for S bytes): at 256, a 5 MB
+/// page of tags at the cap cleaned in 0.75 s; at 64 the worst case is near an ordinary
+/// page's cost (BENCHMARKS.md, issue 26). Nokogiri's default is 400.
+pub const MAX_ATTRIBUTES_PER_TAG: usize = 64;
+
+/// The input with every tag's attributes past the cap removed, and what was removed.
+pub(crate) struct Guarded<'a> {
+    pub text: Cow<'a, str>,
+    /// Attributes removed, over all tags.
+    pub attributes_dropped: u64,
+}
+
+/// Elements whose content our sink has the tokenizer read as raw text (up to their end tag),
+/// and `plaintext` (to EOF): markup inside is not tags.
+const RAW_ELEMENTS: [&[u8]; 9] =
+    [b"script", b"style", b"noscript", b"iframe", b"noembed", b"noframes", b"title", b"textarea", b"xmp"];
+
+/// What the scan is in between tags.
+#[derive(Clone, Copy)]
+enum Mode {
+    Data,
+    /// Raw text of the element with this name (an entry of [`RAW_ELEMENTS`]).
+    Raw(&'static [u8]),
+}
+
+/// Cuts every tag of `text` to at most `max` attributes (see the module docs).
+pub(crate) fn cap_attributes(text: &str, max: usize) -> Guarded<'_> {
+    let b = text.as_bytes();
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let mut dropped = 0u64;
+    let mut i = 0;
+    let mut mode = Mode::Data;
+    while i < b.len() {
+        let tag = match mode {
+            Mode::Data => {
+                let Some(lt) = memchr::memchr(b'<', &b[i..]).map(|p| i + p) else { break };
+                i = lt + 1;
+                match b.get(i) {
+                    Some(b'!') => {
+                        i = markup_declaration(b, i + 1);
+                        continue;
+                    }
+                    Some(b'/') => match b.get(i + 1) {
+                        Some(b'>') => {
+                            i += 2;
+                            continue;
+                        }
+                        Some(c) if c.is_ascii_alphabetic() => scan_tag(b, i + 1, max),
+                        // A bogus comment, to the next `>`.
+                        _ => {
+                            i = after_next_gt(b, i + 1);
+                            continue;
+                        }
+                    },
+                    Some(b'?') => {
+                        i = after_next_gt(b, i);
+                        continue;
+                    }
+                    Some(c) if c.is_ascii_alphabetic() => {
+                        let t = scan_tag(b, i, max);
+                        if let Some(raw) = raw_element(&b[i..t.name_end]) {
+                            if raw == b"plaintext" {
+                                // Literal text to EOF: nothing after is markup.
+                                note_cut(&t, &mut cuts, &mut dropped);
+                                break;
+                            }
+                            if t.end < b.len() {
+                                mode = Mode::Raw(raw);
+                            }
+                        }
+                        t
+                    }
+                    _ => continue,
+                }
+            }
+            Mode::Raw(name) => match raw_end_tag(b, i, name) {
+                // The end tag's name is read; its attributes (if any) start here.
+                Some(at) => {
+                    mode = Mode::Data;
+                    scan_tag_from(b, at, max)
+                }
+                None => break,
+            },
+        };
+        note_cut(&tag, &mut cuts, &mut dropped);
+        i = tag.end;
+    }
+    if cuts.is_empty() {
+        return Guarded { text: Cow::Borrowed(text), attributes_dropped: 0 };
+    }
+    let removed: usize = cuts.iter().map(|(s, e)| e - s).sum();
+    let mut out = String::with_capacity(text.len() - removed);
+    let mut from = 0;
+    for &(s, e) in &cuts {
+        // Cuts start at an attribute name's first character and end at `>` or EOF, both
+        // after ASCII delimiters: character boundaries.
+        out.push_str(text.get(from..s).unwrap_or_default());
+        from = e;
+    }
+    out.push_str(text.get(from..).unwrap_or_default());
+    Guarded { text: Cow::Owned(out), attributes_dropped: dropped }
+}
+
+fn note_cut(t: &Tag, cuts: &mut Vec<(usize, usize)>, dropped: &mut u64) {
+    if let Some(start) = t.cut_from {
+        cuts.push((start, t.gt));
+        *dropped += t.excess;
+    }
+}
+
+/// `plaintext` or one of [`RAW_ELEMENTS`], by a tag name as written (ASCII case ignored).
+fn raw_element(name: &[u8]) -> Option<&'static [u8]> {
+    if name.eq_ignore_ascii_case(b"plaintext") {
+        return Some(b"plaintext");
+    }
+    RAW_ELEMENTS.iter().copied().find(|r| r.eq_ignore_ascii_case(name))
+}
+
+fn is_ws(c: u8) -> bool {
+    // The tokenizer sees CR as LF (input preprocessing).
+    matches!(c, b'\t' | b'\n' | b'\x0c' | b' ' | b'\r')
+}
+
+/// Index after the next `>` at or after `from`, or the end.
+fn after_next_gt(b: &[u8], from: usize) -> usize {
+    match memchr::memchr(b'>', b.get(from..).unwrap_or_default()) {
+        Some(p) => from + p + 1,
+        None => b.len(),
+    }
+}
+
+/// After `<!`: a comment (`<!--`), or a doctype or bogus comment, both ending at the next
+/// `>`. Returns the index after it.
+fn markup_declaration(b: &[u8], i: usize) -> usize {
+    if b.get(i..i + 2) == Some(b"--") {
+        comment(b, i + 2)
+    } else {
+        after_next_gt(b, i)
+    }
+}
+
+/// A comment's body from after `<!--`, with html5ever's comment states (so `<!-->`,
+/// `<!--->` and `--!>` end it where the tokenizer ends it). Returns the index after it.
+fn comment(b: &[u8], mut i: usize) -> usize {
+    #[derive(Clone, Copy)]
+    enum S {
+        Start,
+        StartDash,
+        Body,
+        Lt,
+        LtBang,
+        LtBangDash,
+        LtBangDashDash,
+        EndDash,
+        End,
+        EndBang,
+    }
+    let mut s = S::Start;
+    while let Some(&c) = b.get(i) {
+        // Reconsuming states leave `i` where it is.
+        let (next, consume) = match (s, c) {
+            (S::Start, b'-') => (S::StartDash, true),
+            (S::Start, b'>') | (S::StartDash, b'>') => return i + 1,
+            (S::Start, _) => (S::Body, true),
+            (S::StartDash, b'-') => (S::End, true),
+            (S::StartDash, _) => (S::Body, true),
+            (S::Body, b'<') => (S::Lt, true),
+            (S::Body, b'-') => (S::EndDash, true),
+            (S::Body, _) => {
+                // Skip ahead to the next byte that can change the state.
+                match memchr::memchr2(b'<', b'-', &b[i..]) {
+                    Some(p) => {
+                        i += p;
+                        continue;
+                    }
+                    None => return b.len(),
+                }
+            }
+            (S::Lt, b'!') => (S::LtBang, true),
+            (S::Lt, b'<') => (S::Lt, true),
+            (S::Lt, _) => (S::Body, false),
+            (S::LtBang, b'-') => (S::LtBangDash, true),
+            (S::LtBang, _) => (S::Body, false),
+            (S::LtBangDash, b'-') => (S::LtBangDashDash, true),
+            (S::LtBangDash, _) => (S::EndDash, false),
+            (S::LtBangDashDash, _) => (S::End, false),
+            (S::EndDash, b'-') => (S::End, true),
+            (S::EndDash, _) => (S::Body, true),
+            (S::End, b'>') => return i + 1,
+            (S::End, b'!') => (S::EndBang, true),
+            (S::End, b'-') => (S::End, true),
+            (S::End, _) => (S::Body, false),
+            (S::EndBang, b'-') => (S::EndDash, true),
+            (S::EndBang, b'>') => return i + 1,
+            (S::EndBang, _) => (S::Body, true),
+        };
+        s = next;
+        if consume {
+            i += 1;
+        }
+    }
+    b.len()
+}
+
+/// In raw text of element `name`: finds the next `</name` followed by whitespace, `/` or
+/// `>` (ASCII case ignored) and returns the index just after the name, where the end tag's
+/// tag-name state sees its terminator. `None`: the raw text runs to EOF.
+fn raw_end_tag(b: &[u8], mut i: usize, name: &[u8]) -> Option<usize> {
+    loop {
+        let lt = i + memchr::memchr(b'<', b.get(i..)?)?;
+        i = lt + 1;
+        if b.get(i) != Some(&b'/') {
+            continue;
+        }
+        let start = i + 1;
+        let end = start + name.len();
+        if b.get(start..end).is_some_and(|n| n.eq_ignore_ascii_case(name))
+            && b.get(end).is_some_and(|&c| is_ws(c) || c == b'/' || c == b'>')
+        {
+            return Some(end);
+        }
+    }
+}
+
+/// A scanned tag.
+struct Tag {
+    /// End of the tag's name.
+    name_end: usize,
+    /// Index after the tag (after its `>`, or the end of input).
+    end: usize,
+    /// The tag's `>` (or the end of input): where a cut ends.
+    gt: usize,
+    /// Where the first attribute past the cap starts, if the tag has one.
+    cut_from: Option<usize>,
+    /// Attributes past the cap.
+    excess: u64,
+}
+
+/// A tag whose name starts at `i` (after `<` or `</`).
+fn scan_tag(b: &[u8], mut i: usize, max: usize) -> Tag {
+    let name_start = i;
+    while b.get(i).is_some_and(|&c| !is_ws(c) && c != b'/' && c != b'>') {
+        i += 1;
+    }
+    let mut t = scan_tag_from(b, i, max);
+    t.name_end = i;
+    debug_assert!(name_start < i);
+    t
+}
+
+/// The rest of a tag from `i`, the end of its name (html5ever's tag-name state seeing the
+/// byte at `i`): its attributes, counted, up to `>`.
+fn scan_tag_from(b: &[u8], mut i: usize, max: usize) -> Tag {
+    #[derive(Clone, Copy)]
+    enum S {
+        TagName,
+        BeforeName,
+        Name,
+        AfterName,
+        BeforeValue,
+        Unquoted,
+        AfterQuoted,
+        SelfClosing,
+    }
+    let mut s = S::TagName;
+    let mut count = 0usize;
+    let mut cut_from = None;
+    let mut start_attr = |at: usize, count: &mut usize| {
+        *count += 1;
+        if *count == max + 1 {
+            cut_from = Some(at);
+        }
+    };
+    let gt = loop {
+        let Some(&c) = b.get(i) else { break b.len() };
+        s = match (s, c) {
+            (S::TagName, c) if is_ws(c) => S::BeforeName,
+            (S::TagName, b'/') => S::SelfClosing,
+            (S::TagName, b'>') => break i,
+            (S::TagName, _) => S::TagName,
+            (S::BeforeName | S::AfterName, c) if is_ws(c) => s,
+            (S::BeforeName | S::AfterName | S::Name | S::AfterQuoted, b'/') => S::SelfClosing,
+            (S::BeforeName | S::AfterName | S::Name | S::AfterQuoted | S::Unquoted, b'>') => break i,
+            (S::AfterName | S::Name, b'=') => S::BeforeValue,
+            (S::BeforeName | S::AfterName, _) => {
+                start_attr(i, &mut count);
+                S::Name
+            }
+            (S::Name, c) if is_ws(c) => S::AfterName,
+            (S::Name, _) => S::Name,
+            (S::BeforeValue, c) if is_ws(c) => S::BeforeValue,
+            (S::BeforeValue, q @ (b'"' | b'\'')) => {
+                // A quoted value: to its closing quote (or EOF, which drops the tag).
+                match memchr::memchr(q, &b[i + 1..]) {
+                    Some(p) => {
+                        i += p + 2;
+                        s = S::AfterQuoted;
+                        continue;
+                    }
+                    None => break b.len(),
+                }
+            }
+            (S::BeforeValue, b'>') => break i,
+            (S::BeforeValue, _) | (S::Unquoted, _) if !is_ws(c) => S::Unquoted,
+            (S::Unquoted, _) | (S::AfterQuoted, _) if is_ws(c) => S::BeforeName,
+            // A `/` not followed by `>`, or text right after a quoted value: reconsumed as
+            // the start of a new attribute name.
+            (S::AfterQuoted | S::SelfClosing, _) => {
+                if matches!(s, S::SelfClosing) && c == b'>' {
+                    break i;
+                }
+                s = S::BeforeName;
+                continue;
+            }
+            // Unreachable: whitespace in BeforeValue is handled above.
+            (S::BeforeValue | S::Unquoted, _) => S::BeforeName,
+        };
+        i += 1;
+    };
+    let excess = count.saturating_sub(max) as u64;
+    Tag { name_end: i, end: (gt + 1).min(b.len()), gt, cut_from, excess }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clean::{clean, CleanOptions};
+
+    /// One `<tag>` with `n` distinct attributes `a0`, `a1`, … (the issue's reproducing input),
+    /// then a paragraph.
+    fn many_attributes(tag: &str, n: usize, close: &str) -> String {
+        let mut s = format!("<html><body><p>before</p><{tag}");
+        for k in 0..n {
+            s.push_str(&format!(" a{k:08}"));
+        }
+        s.push_str(close);
+        s.push_str("<p>after the tag</p></body></html>");
+        s
+    }
+
+    fn capped(s: &str, max: usize) -> (String, u64) {
+        let g = cap_attributes(s, max);
+        (g.text.into_owned(), g.attributes_dropped)
+    }
+
+    #[test]
+    fn tags_under_the_cap_pass_unchanged_without_a_copy() {
+        let s = "<p class=x id='y' data-z=\"1>2\">a</p><!-- <a b c d> --><script>if (a<b && c>d) x='<a b c>'</script>";
+        let g = cap_attributes(s, 3);
+        assert!(matches!(g.text, Cow::Borrowed(_)), "{}", g.text);
+        assert_eq!(g.attributes_dropped, 0);
+    }
+
+    #[test]
+    fn attributes_past_the_cap_are_cut_to_the_tags_end() {
+        assert_eq!(capped("<a b c d e>t", 2), ("<a b c >t".to_string(), 2));
+        // Quoted values may hold `>`, whitespace and quotes of the other kind.
+        assert_eq!(capped("<a b='>' c=\"x y\" d=1 e/>t", 2), ("<a b='>' c=\"x y\" >t".to_string(), 2));
+        // Values glued to the next name, `/` inside a tag, unquoted values with quotes.
+        assert_eq!(capped("<a b=\"1\"c=2 / d=x\"y e>t", 2), ("<a b=\"1\"c=2 / >t".to_string(), 2));
+        // End tags have attributes too (a parse error the tokenizer still collects).
+        assert_eq!(capped("</p x y z>t", 1), ("</p x >t".to_string(), 2));
+        // At EOF the unfinished tag is cut to its end (the tokenizer drops it anyway).
+        assert_eq!(capped("<a b c d", 1), ("<a b ".to_string(), 2));
+        // Names starting with `=` or quotes are names.
+        assert_eq!(capped("<a =b \"c 'd>", 1), ("<a =b >".to_string(), 2));
+    }
+
+    #[test]
+    fn comments_doctypes_and_raw_text_are_not_tags() {
+        for s in [
+            "<!-- <a b c d> -->",
+            "<!DOCTYPE html <a b c d>",
+            "<? <a b c d>",
+            "</ <a b c d>",
+            "<script><a b c d></script >",
+            "<STYLE x><a b c d></style>",
+            "<title><a b c d></title>",
+            "<textarea><a b c d></textarea>",
+            "<xmp><a b c d></xmp>",
+            "<plaintext><a b c d></plaintext><a b c d>",
+            "<p>1 < 2 <3 <= 4</p>",
+        ] {
+            assert_eq!(capped(s, 2), (s.to_string(), 0), "{s}");
+        }
+        // Where the tokenizer ends a comment or raw text, tags count again.
+        for (s, cut) in [
+            ("<!--><a b c d>", "<!--><a b c >"),
+            ("<!---><a b c d>", "<!---><a b c >"),
+            ("<!-- x --!><a b c d>", "<!-- x --!><a b c >"),
+            ("<!-- <!--><a b c d>", "<!-- <!--><a b c >"),
+            ("<!-- x ---><a b c d>", "<!-- x ---><a b c >"),
+            ("<!doctype html><a b c d>", "<!doctype html><a b c >"),
+            ("<script></scriptx></script><a b c d>", "<script></scriptx></script><a b c >"),
+            ("<title>x</TITLE\ty z w><a b c d>", "<title>x</TITLE\ty z ><a b c >"),
+        ] {
+            assert_eq!(capped(s, 2).0, cut, "{s}");
+        }
+    }
+
+    /// The guard agrees with the tokenizer on what is a tag: over pages of hostile markup,
+    /// every tag the tokenizer builds has at most the cap's attributes.
+    #[test]
+    fn the_tokenizer_never_sees_more_than_the_cap() {
+        let n = 3 * MAX_ATTRIBUTES_PER_TAG;
+        let a = many_attributes("div", n, ">");
+        let cases = [
+            a.clone(),
+            many_attributes("p", n, "/>"),
+            many_attributes("/p", n, ">"),
+            format!("<script>{a}</script>{a}"),
+            format!("<!-- {a} -->{a}<!-->{a}"),
+            format!("<textarea></textarea {}>{a}", "x ".repeat(n)),
+            format!("<a href='{}' {}>{a}", "<b c d>".repeat(n), "e ".repeat(n)),
+        ];
+        for page in &cases {
+            let out = crate::clean::html::clean_html(page, Some("http://example.com/"), true);
+            assert!(
+                out.max_attributes_seen <= MAX_ATTRIBUTES_PER_TAG,
+                "{} attributes reached the tokenizer",
+                out.max_attributes_seen
+            );
+            assert!(out.attributes_dropped > 0);
+            assert!(out.truncated);
+        }
+    }
+
+    /// The issue's reproducing input: one tag of 500,000 distinct attributes (4.9 MB).
+    /// Bare html5ever spent 162 s on it (N²/2 name comparisons); now the tokenizer gets
+    /// [`MAX_ATTRIBUTES_PER_TAG`] of them, and the page's text around the tag survives. (Time is measured in
+    /// `detector/benches/clean_throughput.rs`, not here.)
+    #[test]
+    fn one_tag_of_500k_attributes_reaches_the_tokenizer_with_the_cap() {
+        let n = 500_000;
+        let page = many_attributes("div", n, ">");
+        assert!(page.len() > 4_900_000, "{} bytes", page.len());
+        let d = clean(page.as_bytes(), Some("text/html"), None, &CleanOptions::default());
+        assert_eq!(d.blocks.to_vec(), ["before", "after the tag"]);
+        assert_eq!(d.attributes_dropped, (n - MAX_ATTRIBUTES_PER_TAG) as u64);
+        assert!(d.truncated);
+        let out = crate::clean::html::clean_html(&page, None, false);
+        assert_eq!(out.max_attributes_seen, MAX_ATTRIBUTES_PER_TAG);
+    }
+
+    /// Nesting costs nothing: no tree is built, and the block stack is capped.
+    #[test]
+    fn deep_nesting_is_text_with_the_deepest_tracked_tag() {
+        let depth = 200_000;
+        let page =
+            format!("{}<p>deep</p>{}", "<div><ul><li>".repeat(depth), "</li></ul></div>".repeat(depth));
+        let d = clean(page.as_bytes(), Some("text/html"), None, &CleanOptions::default());
+        assert_eq!(d.blocks.to_vec(), ["deep"]);
+        // The stack holds div, ul, li, div, … up to MAX_NESTING; deeper ones are not tracked.
+        let deepest = ["div", "ul", "li"][(crate::clean::MAX_NESTING - 1) % 3];
+        assert_eq!(d.block_tags, [deepest], "past MAX_NESTING, the deepest tracked element tags the block");
+    }
+}
