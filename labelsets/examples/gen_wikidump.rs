@@ -98,7 +98,9 @@ fn load_pool(dir: &Path) -> Result<Pool, String> {
             for s in p.split(". ") {
                 let s = s.trim();
                 // Plain sentences only: no characters the wikitext reducer would treat as markup.
-                if s.len() >= 80 && s.len() <= 160 && !s.contains(['[', ']', '{', '}', '|', '<', '>', '\'', '=', '&'])
+                if s.len() >= 80
+                    && s.len() <= 160
+                    && !s.contains(['[', ']', '{', '}', '|', '<', '>', '\'', '=', '&'])
                 {
                     pool.sentences.push(format!("{}.", s.trim_end_matches('.')));
                 }
@@ -185,7 +187,8 @@ fn paragraph(pool: &Pool, rng: &mut Rng, title: &str, n: u64, out: &mut String) 
     }
 }
 
-const BOILERPLATE: &str = "This article is part of a generated series of articles used to measure how a ditto \
+const BOILERPLATE: &str =
+    "This article is part of a generated series of articles used to measure how a ditto \
      label set is built at the size of the English Wikipedia, from sentences of real articles.";
 
 fn wikitext(pool: &Pool, id: u64, paragraphs: u64, title: &str) -> String {
@@ -256,7 +259,8 @@ const HEAD: &str = "<mediawiki xmlns=\"http://www.mediawiki.org/xml/export-0.10/
     </namespaces>\n  </siteinfo>\n";
 
 fn bz2(data: &[u8]) -> std::io::Result<Vec<u8>> {
-    let mut enc = bzip2::write::BzEncoder::new(Vec::with_capacity(data.len() / 4), bzip2::Compression::new(6));
+    let mut enc =
+        bzip2::write::BzEncoder::new(Vec::with_capacity(data.len() / 4), bzip2::Compression::new(6));
     enc.write_all(data)?;
     enc.finish()
 }
