@@ -204,15 +204,18 @@ fn read_file(
             report.parallel_streams = streams.map_or(0, |s| s.0.lock().map(|n| *n).unwrap_or(0));
             stats
         }
-        Content::Warc => match warc {
-            Some(read) => parallel::with_pool(b, threads, |sink| read(path, sink))?,
-            None => {
-                return Err(Error::Input {
-                    path: path.into(),
-                    reason: "a WARC file: read by `ditto labelset build`, not by this library".into(),
-                })
+        Content::Warc => {
+            report.skip_reason = "records that are not 2xx responses, or unreadable";
+            match warc {
+                Some(read) => parallel::with_pool(b, threads, |sink| read(path, sink))?,
+                None => {
+                    return Err(Error::Input {
+                        path: path.into(),
+                        reason: "a WARC file: read by `ditto labelset build`, not by this library".into(),
+                    })
+                }
             }
-        },
+        }
         Content::Html | Content::Text | Content::Wikitext => {
             let mut body = Vec::new();
             readers::open_counted(path, opts.progress.clone())?
