@@ -124,7 +124,7 @@ impl Rng {
         z ^ (z >> 31)
     }
     fn below(&mut self, n: usize) -> usize {
-        ((self.next() >> 32) * n as u64 >> 32) as usize
+        (((self.next() >> 32) * n as u64) >> 32) as usize
     }
 }
 
@@ -206,7 +206,7 @@ fn wikitext(pool: &Pool, id: u64, paragraphs: u64, title: &str) -> String {
         paragraph(pool, &mut rng, title, n, &mut t);
         t.push_str("\n\n");
     }
-    if id % 8 == 0 {
+    if id.is_multiple_of(8) {
         t.push_str(BOILERPLATE);
         t.push_str("\n\n");
     }
@@ -336,7 +336,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 xml_bytes += xml_len;
                 written += (PAGES_PER_STREAM).min(args.articles - next * PAGES_PER_STREAM);
                 next += 1;
-                if next % 2000 == 0 {
+                if next.is_multiple_of(2000) {
                     let secs = started.elapsed().as_secs_f64();
                     eprintln!(
                         "{written} pages, {:.2} GB XML, {:.2} GB bz2, {:.1} MB/s XML, {secs:.0}s",

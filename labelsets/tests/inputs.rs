@@ -166,34 +166,35 @@ fn parallel_build_equals_sequential() {
     let xml =
         decompressed(&dumps().join("enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"));
     let ndjson = std::fs::read(dumps().join("enterprise-html-sample.ndjson")).unwrap();
-    let mut cases: Vec<(&str, Vec<u8>, bool)> = Vec::new();
-    cases.push((
-        "multistream bz2, 10 pages a stream",
-        wikimedia_streams(&xml, 10).iter().flat_map(|s| bz2(s)).collect(),
-        true,
-    ));
-    cases.push((
-        "bz2 cut every 50,001 bytes",
-        arbitrary_streams(&xml, 50_001).iter().flat_map(|s| bz2(s)).collect(),
-        true,
-    ));
-    cases.push((
-        "gzip members every 30,000 bytes",
-        arbitrary_streams(&xml, 30_000).iter().flat_map(|s| gz(s)).collect(),
-        true,
-    ));
-    cases.push(("single-stream bz2", bz2(&xml), false));
-    cases.push((
-        "NDJSON, gzip members of 3 lines",
-        ndjson
-            .split_inclusive(|&c| c == b'\n')
-            .collect::<Vec<_>>()
-            .chunks(3)
-            .flat_map(|c| gz(&c.concat()))
-            .collect(),
-        true,
-    ));
-    cases.push(("NDJSON, plain", ndjson.clone(), false));
+    let cases: Vec<(&str, Vec<u8>, bool)> = vec![
+        (
+            "multistream bz2, 10 pages a stream",
+            wikimedia_streams(&xml, 10).iter().flat_map(|s| bz2(s)).collect(),
+            true,
+        ),
+        (
+            "bz2 cut every 50,001 bytes",
+            arbitrary_streams(&xml, 50_001).iter().flat_map(|s| bz2(s)).collect(),
+            true,
+        ),
+        (
+            "gzip members every 30,000 bytes",
+            arbitrary_streams(&xml, 30_000).iter().flat_map(|s| gz(s)).collect(),
+            true,
+        ),
+        ("single-stream bz2", bz2(&xml), false),
+        (
+            "NDJSON, gzip members of 3 lines",
+            ndjson
+                .split_inclusive(|&c| c == b'\n')
+                .collect::<Vec<_>>()
+                .chunks(3)
+                .flat_map(|c| gz(&c.concat()))
+                .collect(),
+            true,
+        ),
+        ("NDJSON, plain", ndjson.clone(), false),
+    ];
     for (i, (what, bytes, multi)) in cases.iter().enumerate() {
         let input = tmp.path().join(format!("case-{i}"));
         std::fs::write(&input, bytes).unwrap();
