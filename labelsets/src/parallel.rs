@@ -17,13 +17,13 @@
 //! Memory stays bounded: at most `4 × threads` streams or batches are in flight.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, Read};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
-use memmap2::Mmap;
 
 use crate::builder::{Digested, DocRef, DocumentSink, LabelSetBuilder, Progress};
 use crate::sniff::Compression;
@@ -60,25 +60,62 @@ struct Decoded {
     text: Vec<u8>,
 }
 
-fn decode_one(data: &[u8], compression: Compression) -> std::io::Result<Decoded> {
+/// Decode the one stream starting at byte `at` of `file` (read, not mapped: the input's
+/// pages do not count in the process's memory), returning its text and its length.
+fn decode_one(file: &mut File, at: u64, compression: Compression) -> std::io::Result<Decoded> {
+    file.seek(SeekFrom::Start(at))?;
     let mut text = Vec::new();
-    let rest = match compression {
+    let mut r = BufReader::with_capacity(1 << 18, &mut *file);
+    match compression {
         Compression::Bzip2 => {
-            let mut d = bzip2::bufread::BzDecoder::new(data);
+            let mut d = bzip2::bufread::BzDecoder::new(&mut r);
             (&mut d).take(MAX_STREAM_TEXT).read_to_end(&mut text)?;
-            d.into_inner()
         }
         Compression::Gzip => {
-            let mut d = flate2::bufread::GzDecoder::new(data);
+            let mut d = flate2::bufread::GzDecoder::new(&mut r);
             (&mut d).take(MAX_STREAM_TEXT).read_to_end(&mut text)?;
-            d.into_inner()
         }
-        Compression::None => &data[data.len()..],
-    };
+        Compression::None => {}
+    }
     if text.len() as u64 >= MAX_STREAM_TEXT {
         return Err(std::io::Error::other("a stream decompresses to more than 2 GiB"));
     }
-    Ok(Decoded { consumed: data.len() - rest.len(), text })
+    let buffered = r.buffer().len() as u64;
+    let end = r.get_mut().stream_position()? - buffered;
+    Ok(Decoded { consumed: (end - at) as usize, text })
+}
+
+/// Candidate stream starts of a whole file, read in blocks (with an overlap for magics
+/// that straddle two).
+fn scan_candidates(path: &Path, compression: Compression) -> std::io::Result<Vec<usize>> {
+    const BLOCK: usize = 8 << 20;
+    const OVERLAP: usize = 16;
+    let mut f = File::open(path)?;
+    let mut buf = vec![0u8; BLOCK + OVERLAP];
+    let (mut base, mut have) = (0usize, 0usize);
+    let mut out = Vec::new();
+    loop {
+        let n = f.read(&mut buf[have..])?;
+        let len = have + n;
+        let last = n == 0;
+        // Magics starting in buf[..limit] are complete in buf[..len].
+        let limit = if last { len } else { len.saturating_sub(OVERLAP) };
+        let found = match compression {
+            Compression::Bzip2 => bzip2_candidates(&buf[..len]),
+            Compression::Gzip => gzip_candidates(&buf[..len]),
+            Compression::None => Vec::new(),
+        };
+        out.extend(found.into_iter().filter(|&i| i < limit).map(|i| base + i));
+        if last {
+            return Ok(out);
+        }
+        buf.copy_within(limit..len, 0);
+        base += limit;
+        have = len - limit;
+        if have + BLOCK / 2 > buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+    }
 }
 
 /// A reader over a file's decompressed text, its streams decoded on `threads` workers.
@@ -108,22 +145,20 @@ pub fn open_parallel(
     if threads < 2 {
         return Ok(None);
     }
-    let file = std::fs::File::open(path).map_err(io_err(path))?;
-    // SAFETY: the file is only read; a file changed while it is read gives wrong text or
-    // a decoding error, as with read(2).
-    let map = unsafe { Mmap::map(&file) }.map_err(io_err(path))?;
-    let compression = Compression::of(&map[..map.len().min(8)]);
-    let candidates = match compression {
-        Compression::Bzip2 => bzip2_candidates(&map),
-        Compression::Gzip => gzip_candidates(&map),
-        Compression::None => return Ok(None),
-    };
+    let mut file = File::open(path).map_err(io_err(path))?;
+    let len = file.metadata().map_err(io_err(path))?.len() as usize;
+    let mut head = Vec::new();
+    (&mut file).take(8).read_to_end(&mut head).map_err(io_err(path))?;
+    let compression = Compression::of(&head);
+    if compression == Compression::None {
+        return Ok(None);
+    }
+    let candidates = scan_candidates(path, compression).map_err(io_err(path))?;
     let spans_ok = candidates.windows(2).all(|w| w[1] - w[0] <= MAX_PARALLEL_SPAN)
-        && candidates.last().is_some_and(|&l| map.len() - l <= MAX_PARALLEL_SPAN);
+        && candidates.last().is_some_and(|&l| len - l <= MAX_PARALLEL_SPAN);
     if candidates.len() < 2 || candidates.first() != Some(&0) || !spans_ok {
         return Ok(None);
     }
-    let map = Arc::new(map);
     let in_flight = 4 * threads;
     let (job_tx, job_rx) = bounded::<usize>(in_flight);
     let (res_tx, rx) = bounded(in_flight);
@@ -133,10 +168,11 @@ pub fn open_parallel(
     }
     let mut workers = Vec::with_capacity(threads + 1);
     for _ in 0..threads {
-        let (job_rx, res_tx, map) = (job_rx.clone(), res_tx.clone(), map.clone());
+        let (job_rx, res_tx) = (job_rx.clone(), res_tx.clone());
+        let mut file = File::open(path).map_err(io_err(path))?;
         workers.push(std::thread::spawn(move || {
             for at in job_rx {
-                let r = decode_one(&map[at..], compression);
+                let r = decode_one(&mut file, at as u64, compression);
                 if res_tx.send((at, r)).is_err() {
                     return;
                 }
@@ -153,7 +189,7 @@ pub fn open_parallel(
     }));
     Ok(Some(ParallelDecoder {
         path: path.into(),
-        len: map.len(),
+        len,
         candidates,
         rx,
         tokens,
@@ -409,4 +445,27 @@ pub fn with_pool<R>(
         // The collector's error (e.g. a spill that failed) is the cause of a stopped pool.
         collected.and(result)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The block-wise scan finds what a scan of the whole file finds, magics straddling the
+    /// 8 MiB blocks included.
+    #[test]
+    fn block_scan_finds_magics_across_blocks() {
+        const B: usize = 8 << 20;
+        let mut data = vec![0u8; 3 * B + 100];
+        let magic = [b'B', b'Z', b'h', b'9', 0x31, 0x41, 0x59, 0x26, 0x53, 0x59];
+        for at in [0, B - 40, B - 25, B - 12, B - 2, B + 9, 2 * B - 7, 3 * B + 90] {
+            data[at..at + 10].copy_from_slice(&magic);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, &data).unwrap();
+        let whole = bzip2_candidates(&data);
+        assert_eq!(whole.len(), 8);
+        assert_eq!(scan_candidates(&p, Compression::Bzip2).unwrap(), whole);
+    }
 }
