@@ -24,26 +24,30 @@ pub struct BuildConfig {
     pub description: String,
     pub inputs: Vec<PathBuf>,
     pub output: PathBuf,
+    /// Worker threads; 1 builds sequentially.
+    pub threads: usize,
+    /// Memory for the chunk table; past it sorted runs spill to `tmp_dir`.
+    pub memory: u64,
+    /// Default: the output's directory.
+    pub tmp_dir: Option<PathBuf>,
+    /// Progress lines on stderr.
+    pub progress: bool,
 }
 
-/// What kind of label-set input a path is.
-fn input_kind(p: &Path) -> &'static str {
-    let name = p.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
-    let base = name.trim_end_matches(".gz").trim_end_matches(".bz2");
-    if p.is_dir() {
-        "dir"
-    } else if base.ends_with(".warc") {
-        "warc"
-    } else if base.ends_with(".ndjson") || base.ends_with(".jsonl") || base.ends_with(".json") {
-        "ndjson"
-    } else if base.ends_with(".xml") {
-        "xml"
-    } else {
-        "file"
+/// Where spilled runs go: the given directory, else the output's.
+fn spill_dir(tmp_dir: &Option<PathBuf>, output: &Path) -> PathBuf {
+    match tmp_dir {
+        Some(d) => d.clone(),
+        None => match output.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        },
     }
 }
 
-/// `ditto labelset build`.
+/// `ditto labelset build`. Each input is told by its content (`labelsets::sniff`), read
+/// sequentially or on the pool, and reported (what it was read as, what it gave, and why it
+/// gave no chunk when it gave none).
 pub fn build(cfg: &BuildConfig) -> Result<()> {
     let kind: Kind = cfg.kind.parse().map_err(|e| anyhow::anyhow!("--kind: {e}"))?;
     let description = if cfg.description.is_empty() {
@@ -52,67 +56,165 @@ pub fn build(cfg: &BuildConfig) -> Result<()> {
         cfg.description.clone()
     };
     let min_chars = u32::try_from(cfg.min_chars).context("--min-chars is too large")?;
-    let mut b = LabelSetBuilder::new(&cfg.name, kind, cfg.normalization, min_chars, &description);
-    for input in &cfg.inputs {
-        let before = b.kept();
-        match input_kind(input) {
-            "dir" => labelsets::readers::read_directory(input, cfg.url_prefix.as_deref(), &mut b).map(|_| ()),
-            "file" => read_file_into(input, cfg.url_prefix.as_deref(), &mut b),
-            "ndjson" => labelsets::readers::read_enterprise_ndjson(input, &mut b).map(|_| ()),
-            "xml" => labelsets::readers::read_mediawiki_xml(
-                input,
-                cfg.url_prefix.as_deref().unwrap_or(labelsets::readers::ENWIKI_URL_PREFIX),
-                &mut b,
-            )
-            .map(|_| ()),
-            _ => {
-                read_warc_into(input, &mut b)?;
-                Ok(())
+    let progress = Arc::new(labelsets::Progress::default());
+    let mut b = LabelSetBuilder::new(&cfg.name, kind, cfg.normalization, min_chars, &description)
+        .memory(cfg.memory, &spill_dir(&cfg.tmp_dir, &cfg.output))
+        .progress(progress.clone());
+    let total: u64 = cfg
+        .inputs
+        .iter()
+        .map(|p| {
+            if p.is_dir() {
+                labelsets::inputs::dir_size(p)
+            } else {
+                std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
             }
+        })
+        .sum();
+    let started = std::time::Instant::now();
+    let reporter = cfg.progress.then(|| BuildProgress::start(progress.clone(), total));
+    let opts = labelsets::inputs::InputOptions {
+        threads: cfg.threads,
+        url_prefix: cfg.url_prefix.clone(),
+        progress: Some(progress.clone()),
+    };
+    let warc = |p: &Path, sink: &mut dyn DocumentSink| -> labelsets::Result<labelsets::ReadStats> {
+        read_warc_into(p, sink)
+            .map_err(|e| labelsets::Error::Input { path: p.into(), reason: format!("{e:#}") })
+    };
+    let mut empty = Vec::new();
+    for input in &cfg.inputs {
+        let r = labelsets::inputs::read_input(&mut b, input, &opts, Some(&warc))
+            .with_context(|| format!("reading {}", input.display()))?;
+        eprintln!(
+            "{}: read as {}: {} documents, {} skipped, {} chunks kept{}",
+            input.display(),
+            r.read_as,
+            r.documents,
+            r.skipped,
+            r.kept,
+            if r.parallel_streams > 0 {
+                format!(" ({} streams decoded in parallel)", r.parallel_streams)
+            } else {
+                String::new()
+            }
+        );
+        if let Some(why) = r.why_nothing_kept(min_chars) {
+            eprintln!("warning: {}: no chunk kept: {why}", input.display());
+            empty.push(format!("{}: {why}", input.display()));
         }
-        .with_context(|| format!("reading {}", input.display()))?;
-        eprintln!("{}: {} entries kept", input.display(), b.kept() - before);
     }
+    let read_secs = started.elapsed().as_secs_f64();
+    drop(reporter);
     if b.kept() == 0 {
-        bail!("no chunks kept from the inputs (min chars {}): nothing to write", cfg.min_chars);
+        bail!(
+            "no chunks kept from the inputs (min chars {}): nothing to write\n  {}",
+            cfg.min_chars,
+            empty.join("\n  ")
+        );
     }
+    let runs = b.spilled_runs();
     let header = b.write(&cfg.output).with_context(|| format!("writing {}", cfg.output.display()))?;
+    eprintln!(
+        "wrote {} (read {:.1} s, sorted{} and written {:.1} s, {} threads)",
+        cfg.output.display(),
+        read_secs,
+        if runs > 0 { format!(" {runs} spilled runs, merged,") } else { String::new() },
+        started.elapsed().as_secs_f64() - read_secs,
+        cfg.threads
+    );
+    print!("{}", labelsets::info::render_header_text(&header));
+    Ok(())
+}
+
+/// Progress lines of a build on stderr every 5 s, until dropped.
+struct BuildProgress {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl BuildProgress {
+    fn start(p: Arc<labelsets::Progress>, total: u64) -> BuildProgress {
+        use std::sync::atomic::Ordering::Relaxed;
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let start = std::time::Instant::now();
+            let mut last_print = start;
+            while !s.load(Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                if last_print.elapsed().as_secs() < 5 {
+                    continue;
+                }
+                last_print = std::time::Instant::now();
+                let secs = start.elapsed().as_secs_f64();
+                let done = p.input_bytes.load(Relaxed);
+                let pct = if total > 0 { 100.0 * done as f64 / total as f64 } else { 0.0 };
+                eprintln!(
+                    "progress: {:.1}/{:.1} MB input ({pct:.0}%), {} documents, {} chunks kept, {:.1} MB/s input, {:.0}s",
+                    done as f64 / 1e6,
+                    total as f64 / 1e6,
+                    p.documents.load(Relaxed),
+                    p.kept.load(Relaxed),
+                    done as f64 / 1e6 / secs.max(1e-9),
+                    secs
+                );
+            }
+        });
+        BuildProgress { stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for BuildProgress {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+pub struct MergeConfig {
+    pub inputs: Vec<PathBuf>,
+    pub output: PathBuf,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub memory: u64,
+    pub tmp_dir: Option<PathBuf>,
+}
+
+/// `ditto labelset merge A.dls B.dls … -o all.dls`.
+pub fn merge(cfg: &MergeConfig) -> Result<()> {
+    let inputs: Vec<&Path> = cfg.inputs.iter().map(PathBuf::as_path).collect();
+    let tmp = spill_dir(&cfg.tmp_dir, &cfg.output);
+    let opts = labelsets::merge::MergeOptions {
+        name: cfg.name.as_deref(),
+        description: cfg.description.as_deref(),
+        memory: Some((cfg.memory, &tmp)),
+    };
+    let header = labelsets::merge::merge(&inputs, &cfg.output, &opts)
+        .with_context(|| format!("merging into {}", cfg.output.display()))?;
     eprintln!("wrote {}", cfg.output.display());
     print!("{}", labelsets::info::render_header_text(&header));
     Ok(())
 }
 
-/// One HTML or text file as one source.
-fn read_file_into(
-    path: &Path,
-    url_prefix: Option<&str>,
-    sink: &mut dyn DocumentSink,
-) -> labelsets::Result<()> {
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let url = match url_prefix {
-        Some(p) => format!("{p}{stem}"),
-        None => path.display().to_string(),
-    };
-    let body = std::fs::read(path)
-        .map_err(|e| labelsets::Error::Input { path: path.to_path_buf(), reason: e.to_string() })?;
-    let name = path.to_string_lossy().to_lowercase();
-    let ct = if name.ends_with(".txt") { Some("text/plain") } else { None };
-    sink.document(&labelsets::readers::title_from_stem(&stem), &url, &body, ct)
-}
-
 /// Feed every page of a WARC file to a label-set sink; the page URL is the source.
-fn read_warc_into(path: &Path, sink: &mut dyn DocumentSink) -> Result<()> {
+fn read_warc_into(path: &Path, sink: &mut dyn DocumentSink) -> Result<labelsets::ReadStats> {
     let mut pages = WarcPages::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut stats = labelsets::ReadStats::default();
     let mut errors = 0u64;
     for item in pages.by_ref() {
         match item {
             Ok(page) if (200..300).contains(&page.status) => {
                 let title = page.url.clone();
                 sink.document(&title, &page.url, &page.body, page.content_type.as_deref())?;
+                stats.documents += 1;
             }
-            Ok(_) => {}
+            Ok(_) => stats.skipped += 1,
             Err(e) => {
                 errors += 1;
+                stats.skipped += 1;
                 if errors <= 5 {
                     eprintln!("warning: {}: {e}", path.display());
                 }
@@ -122,7 +224,7 @@ fn read_warc_into(path: &Path, sink: &mut dyn DocumentSink) -> Result<()> {
     if errors > 5 {
         eprintln!("warning: {}: {errors} read errors in all", path.display());
     }
-    Ok(())
+    Ok(stats)
 }
 
 /// `ditto labelset info`.

@@ -1,14 +1,19 @@
 //! Building label sets (the paper's informed discovery, §3.2 step 3a, and §7's Wikipedia
 //! `L_c`: "distinct chunks of length > 100").
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use detector::fingerprint::{chunk_hash, sha1};
 use detector::{CleanOptions, Normalization, Sha1Digest, SourceId};
 
-use crate::format::{write_file, Checksums, Counts, FilterParams, Header, Kind, Sections, WriteInput};
-use crate::{filter, Error, Result};
+use crate::format::{
+    write_file, Checksums, Counts, Entries, FilterParams, Header, Kind, Sections, WriteInput,
+};
+use crate::spill::Runs;
+use crate::{filter, wikitext, Error, LabelSet, Result};
 
 /// Where readers put documents. [`LabelSetBuilder`] implements it; the root crate can feed
 /// WARC records through the same trait, or wrap a builder to add its own filtering.
@@ -18,13 +23,124 @@ pub trait DocumentSink {
     /// A document already reduced to paragraphs (e.g. wikitext, see [`crate::wikitext`]);
     /// `body` is the raw source, used as the file for label sets of kind `files`.
     fn paragraphs(&mut self, title: &str, url: &str, body: &[u8], paragraphs: &[String]) -> Result<()>;
+    /// A MediaWiki page's wikitext (namespace 0, not a redirect), to be reduced to paragraphs
+    /// with [`wikitext::paragraphs`]. The default reduces it here and calls
+    /// [`Self::paragraphs`]; the parallel build reduces it in its pool.
+    fn wikitext(&mut self, title: &str, url: &str, text: &str) -> Result<()> {
+        let paras = wikitext::paragraphs(text);
+        self.paragraphs(title, url, text.as_bytes(), &paras)
+    }
+}
+
+/// One document as a reader hands it over, borrowed.
+#[derive(Debug, Clone, Copy)]
+pub enum DocRef<'a> {
+    /// HTML or plain text, cleaned with `detector::clean`.
+    Document { title: &'a str, url: &'a str, body: &'a [u8], content_type: Option<&'a str> },
+    /// Wikitext, reduced with [`wikitext::paragraphs`].
+    Wikitext { title: &'a str, url: &'a str, text: &'a str },
+    /// Already split into paragraphs; `body` is the raw source.
+    Paragraphs { title: &'a str, url: &'a str, body: &'a [u8], paragraphs: &'a [String] },
+}
+
+/// What one document gives a label set: its source, the digests kept (in block order) and
+/// the counts it adds. Computed by [`Digester::digest`], alike in the sequential and the
+/// parallel build.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Digested {
+    pub title: String,
+    pub url: String,
+    pub digests: Vec<Sha1Digest>,
+    pub documents: u64,
+    pub chunks_seen: u64,
+    pub chunks_too_short: u64,
+}
+
+/// The per-document work of a build (cleaning or wikitext reduction, normalization,
+/// length filter, hashing), independent of the builder's state so a pool can run it.
+#[derive(Debug, Clone)]
+pub struct Digester {
+    kind: Kind,
+    norm: Normalization,
+    min_chars: u32,
+    clean_opts: CleanOptions,
+}
+
+impl Digester {
+    pub fn digest(&self, doc: DocRef<'_>) -> Digested {
+        let (title, url) = match doc {
+            DocRef::Document { title, url, .. }
+            | DocRef::Wikitext { title, url, .. }
+            | DocRef::Paragraphs { title, url, .. } => (title, url),
+        };
+        let mut out = Digested { title: title.into(), url: url.into(), documents: 1, ..Digested::default() };
+        if self.kind == Kind::Files {
+            let body = match doc {
+                DocRef::Document { body, .. } | DocRef::Paragraphs { body, .. } => body,
+                DocRef::Wikitext { text, .. } => text.as_bytes(),
+            };
+            out.chunks_seen = 1;
+            out.digests.push(sha1(body));
+            return out;
+        }
+        match doc {
+            DocRef::Document { url, body, content_type, .. } => {
+                let base = Some(url).filter(|u| !u.is_empty());
+                let cleaned = detector::clean(body, content_type, base, &self.clean_opts);
+                self.blocks(&cleaned.blocks, &mut out);
+            }
+            DocRef::Wikitext { text, .. } => self.blocks(&wikitext::paragraphs(text), &mut out),
+            DocRef::Paragraphs { paragraphs, .. } => self.blocks(paragraphs, &mut out),
+        }
+        out
+    }
+
+    fn blocks<B: detector::BlockList + ?Sized>(&self, blocks: &B, out: &mut Digested) {
+        for p in blocks.blocks() {
+            out.chunks_seen += 1;
+            match self.block(p) {
+                Some(d) => out.digests.push(d),
+                None => out.chunks_too_short += 1,
+            }
+        }
+    }
+
+    /// Normalize one block; its digest when its normalized length is > min_chars.
+    fn block(&self, raw_text: &str) -> Option<Sha1Digest> {
+        let text = self.norm.apply(raw_text);
+        // Strictly greater (§7 "length > 100"); empty blocks (the paper's most common stop
+        // chunk, §3.4.2) are always too short.
+        if text.is_empty() || text.chars().count() <= self.min_chars as usize {
+            return None;
+        }
+        Some(chunk_hash(&text))
+    }
+}
+
+/// Live figures of a build, for progress lines (updated by the builder and the readers).
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Input bytes read (as stored: compressed bytes for compressed input).
+    pub input_bytes: AtomicU64,
+    /// Documents added.
+    pub documents: AtomicU64,
+    /// Chunks kept (repeats included).
+    pub kept: AtomicU64,
+}
+
+impl Progress {
+    pub fn add_input(&self, n: u64) {
+        self.input_bytes.fetch_add(n, Ordering::Relaxed);
+    }
 }
 
 /// Accumulates `(digest, source)` pairs and sources, then writes a `.dls` file.
 ///
 /// Memory: 24 bytes per kept chunk (duplicates included until `write` sorts and dedups), plus
-/// the source strings; 75 M chunks ≈ 1.8 GB.
-#[derive(Debug, Clone)]
+/// the source strings; 75 M chunks ≈ 1.8 GB. With [`Self::memory`] the chunk table stays
+/// within a budget: past it, sorted runs spill to disk and `write` merges them
+/// ([`crate::spill`]), giving the same entries.
+#[derive(Debug)]
 pub struct LabelSetBuilder {
     name: String,
     kind: Kind,
@@ -36,7 +152,17 @@ pub struct LabelSetBuilder {
     entries: Vec<(Sha1Digest, SourceId)>,
     counts: Counts,
     clean_opts: CleanOptions,
+    /// Chunks kept, repeats included (the entries vector is emptied at each spill).
+    kept: u64,
+    /// Entries held in memory before a sorted run is spilled (`None`: never spill).
+    max_in_memory: Option<usize>,
+    tmp_dir: PathBuf,
+    runs: Option<Runs>,
+    progress: Option<Arc<Progress>>,
 }
+
+/// Bytes of memory per chunk-table entry while building: the entry itself (24 bytes).
+pub const ENTRY_MEMORY: u64 = 24;
 
 impl LabelSetBuilder {
     /// A new, empty builder. `min_chars`: chunks are kept only when their normalized length in
@@ -53,7 +179,118 @@ impl LabelSetBuilder {
             entries: Vec::new(),
             counts: Counts::default(),
             clean_opts: CleanOptions { extract_links: false },
+            kept: 0,
+            max_in_memory: None,
+            tmp_dir: std::env::temp_dir(),
+            runs: None,
+            progress: None,
         }
+    }
+
+    /// Keep the chunk table within `bytes` of memory ([`ENTRY_MEMORY`] per entry, at least
+    /// 256 entries): past it, sorted runs are spilled to a private directory under
+    /// `tmp_dir`, removed when the builder is dropped.
+    pub fn memory(mut self, bytes: u64, tmp_dir: &Path) -> Self {
+        self.max_in_memory = Some((bytes / ENTRY_MEMORY).max(256) as usize);
+        self.tmp_dir = tmp_dir.to_path_buf();
+        self
+    }
+
+    /// Report documents and kept chunks to `progress` as they are added.
+    pub fn progress(mut self, progress: Arc<Progress>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// The per-document work, for a pool to run ([`crate::parallel`]).
+    pub fn digester(&self) -> Digester {
+        Digester {
+            kind: self.kind,
+            norm: self.norm,
+            min_chars: self.min_chars,
+            clean_opts: self.clean_opts.clone(),
+        }
+    }
+
+    /// Sorted runs spilled so far.
+    pub fn spilled_runs(&self) -> usize {
+        self.runs.as_ref().map_or(0, Runs::len)
+    }
+
+    /// Add what [`Digester::digest`] computed for one document: a new source and its digests.
+    pub fn add_digested(&mut self, d: Digested) -> Result<()> {
+        let id = self.add_source(&d.title, &d.url);
+        self.counts.documents += d.documents;
+        self.counts.chunks_seen += d.chunks_seen;
+        self.counts.chunks_too_short += d.chunks_too_short;
+        if let Some(p) = &self.progress {
+            p.documents.fetch_add(d.documents, Ordering::Relaxed);
+            p.kept.fetch_add(d.digests.len() as u64, Ordering::Relaxed);
+        }
+        for digest in d.digests {
+            self.push(digest, id)?;
+        }
+        Ok(())
+    }
+
+    /// Add another label set's sources (after this builder's) and entries, and its counts:
+    /// what a build over its inputs after this builder's would have given
+    /// (`ditto labelset merge`). Kind, normalization and min_chars must agree.
+    pub fn merge_from(&mut self, ls: &LabelSet) -> Result<()> {
+        let h = ls.header();
+        if ls.kind() != self.kind {
+            return Err(Error::Input {
+                path: ls.path().into(),
+                reason: format!("a label set of {}, this merge is of {}", ls.kind(), self.kind),
+            });
+        }
+        if ls.normalization() != self.norm || h.min_chars != self.min_chars {
+            return Err(Error::Input {
+                path: ls.path().into(),
+                reason: format!(
+                    "normalization {:?} and min_chars {}, this merge has {:?} and {}",
+                    h.normalization,
+                    h.min_chars,
+                    self.norm.to_string(),
+                    self.min_chars
+                ),
+            });
+        }
+        let base = self.sources.len() as u64;
+        if base + ls.source_count() as u64 > u32::MAX as u64 {
+            return Err(Error::TooLarge(format!("{} sources", base + ls.source_count() as u64)));
+        }
+        for id in 0..ls.source_count() {
+            let src = ls.source(id as SourceId).ok_or_else(|| Error::Corrupt {
+                path: ls.path().into(),
+                reason: format!("source {id} is unreadable"),
+            })?;
+            self.sources.push((src.title.to_string(), src.url.to_string()));
+        }
+        let c = &h.counts;
+        self.counts.documents += c.documents;
+        self.counts.chunks_seen += c.chunks_seen;
+        self.counts.chunks_too_short += c.chunks_too_short;
+        // Its kept chunks, repeats included, as its own build counted them.
+        self.kept += c.duplicate_chunks;
+        for (d, s) in ls.iter() {
+            self.push(d, (base + s as u64) as SourceId)?;
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, digest: Sha1Digest, source: SourceId) -> Result<()> {
+        self.entries.push((digest, source));
+        self.kept += 1;
+        if self.max_in_memory.is_some_and(|m| self.entries.len() >= m) {
+            if self.runs.is_none() {
+                self.runs = Some(Runs::new(&self.tmp_dir)?);
+            }
+            if let Some(runs) = self.runs.as_mut() {
+                runs.spill(&mut self.entries)?;
+            }
+        }
+        Ok(())
     }
 
     /// Filter bits per key (default 10 → ~1 % false positives). Clamped to 4..=32.
@@ -77,7 +314,7 @@ impl LabelSetBuilder {
     }
     /// Chunks kept so far, duplicates included.
     pub fn kept(&self) -> usize {
-        self.entries.len()
+        self.kept as usize
     }
 
     /// Register a source (e.g. a Wikipedia article); its id is its index.
@@ -102,15 +339,16 @@ impl LabelSetBuilder {
     pub fn add_text_block(&mut self, source: SourceId, raw_text: &str) -> Result<bool> {
         self.check(source, Kind::Chunks, "text blocks")?;
         self.counts.chunks_seen += 1;
-        let text = self.norm.apply(raw_text);
-        // Strictly greater (§7 "length > 100"); empty blocks (the paper's most common stop
-        // chunk, §3.4.2) are always too short.
-        if text.is_empty() || text.chars().count() <= self.min_chars as usize {
-            self.counts.chunks_too_short += 1;
-            return Ok(false);
+        match self.digester().block(raw_text) {
+            Some(d) => {
+                self.push(d, source)?;
+                Ok(true)
+            }
+            None => {
+                self.counts.chunks_too_short += 1;
+                Ok(false)
+            }
         }
-        self.entries.push((chunk_hash(&text), source));
-        Ok(true)
     }
 
     /// Add an already computed digest (blind discovery, §3.2 step 3b, feeds these). The
@@ -122,8 +360,7 @@ impl LabelSetBuilder {
             return Err(Error::UnknownSource(source));
         }
         self.counts.chunks_seen += 1;
-        self.entries.push((digest, source));
-        Ok(())
+        self.push(digest, source)
     }
 
     /// `L_f`: the SHA-1 of the whole body as received (§3.1 step 1). Counts one document.
@@ -131,8 +368,7 @@ impl LabelSetBuilder {
         self.check(source, Kind::Files, "files")?;
         self.counts.documents += 1;
         self.counts.chunks_seen += 1;
-        self.entries.push((sha1(body), source));
-        Ok(())
+        self.push(sha1(body), source)
     }
 
     /// Add pre-split paragraphs of one document. Returns how many were kept.
@@ -173,14 +409,32 @@ impl LabelSetBuilder {
     ///
     /// "First source" is the lowest source id, which is the first one added as long as
     /// sources are added before their blocks, as every reader here does.
+    ///
+    /// After spills, the in-memory rest is spilled too and the runs are merged into one file
+    /// the entries are streamed from; the builder then holds no entries in memory.
     pub fn write(&mut self, path: impl AsRef<Path>) -> Result<Header> {
-        let kept = self.entries.len() as u64;
+        let kept = self.kept;
         // Unstable sort on (digest, source) puts the lowest source first among equal digests,
         // without the extra n/2 buffer a stable sort would allocate.
-        self.entries.sort_unstable();
-        self.entries.dedup_by(|b, a| a.0 == b.0);
-        self.entries.shrink_to_fit();
-        self.counts.entries = self.entries.len() as u64;
+        let merged = match self.runs.as_mut() {
+            None => {
+                self.entries.sort_unstable();
+                self.entries.dedup_by(|b, a| a.0 == b.0);
+                self.entries.shrink_to_fit();
+                None
+            }
+            Some(runs) => {
+                if !self.entries.is_empty() {
+                    runs.spill(&mut self.entries)?;
+                }
+                self.entries = Vec::new();
+                Some(runs.merge()?)
+            }
+        };
+        self.counts.entries = match &merged {
+            None => self.entries.len() as u64,
+            Some((_, n)) => *n,
+        };
         self.counts.duplicate_chunks = kept - self.counts.entries;
         self.counts.sources = self.sources.len() as u64;
         let header = Header {
@@ -205,7 +459,10 @@ impl LabelSetBuilder {
             path.as_ref(),
             WriteInput {
                 header,
-                entries: &self.entries,
+                entries: match &merged {
+                    None => Entries::Slice(&self.entries),
+                    Some((path, n)) => Entries::File { path, n: *n },
+                },
                 sources: &self.sources,
                 bits_per_key: self.bits_per_key,
                 k: filter::K,
@@ -216,15 +473,17 @@ impl LabelSetBuilder {
 
 impl DocumentSink for LabelSetBuilder {
     fn document(&mut self, title: &str, url: &str, body: &[u8], content_type: Option<&str>) -> Result<()> {
-        let id = self.add_source(title, url);
-        self.add_document(id, body, content_type).map(|_| ())
+        let d = self.digester().digest(DocRef::Document { title, url, body, content_type });
+        self.add_digested(d)
     }
 
     fn paragraphs(&mut self, title: &str, url: &str, body: &[u8], paragraphs: &[String]) -> Result<()> {
-        let id = self.add_source(title, url);
-        match self.kind {
-            Kind::Files => self.add_file(id, body),
-            Kind::Chunks => self.add_paragraphs(id, paragraphs).map(|_| ()),
-        }
+        let d = self.digester().digest(DocRef::Paragraphs { title, url, body, paragraphs });
+        self.add_digested(d)
+    }
+
+    fn wikitext(&mut self, title: &str, url: &str, text: &str) -> Result<()> {
+        let d = self.digester().digest(DocRef::Wikitext { title, url, text });
+        self.add_digested(d)
     }
 }

@@ -817,29 +817,63 @@ pub fn index_bits_for(n: u64) -> u32 {
     b
 }
 
+/// The entries to write, sorted by digest and distinct: in memory, or in a file of
+/// on-disk records (20-byte digest + u32 LE source, what a spilled build merges into).
+#[derive(Clone, Copy)]
+pub(crate) enum Entries<'a> {
+    Slice(&'a [(Sha1Digest, SourceId)]),
+    File { path: &'a Path, n: u64 },
+}
+
+impl Entries<'_> {
+    fn len(&self) -> u64 {
+        match self {
+            Entries::Slice(e) => e.len() as u64,
+            Entries::File { n, .. } => *n,
+        }
+    }
+}
+
 /// What the writer needs: entries sorted by digest and deduplicated.
 pub(crate) struct WriteInput<'a> {
     pub header: Header,
-    pub entries: &'a [(Sha1Digest, SourceId)],
+    pub entries: Entries<'a>,
     pub sources: &'a [(String, String)],
     pub bits_per_key: u32,
     pub k: u32,
 }
 
-/// The entries' on-disk bytes, a buffer at a time: the writer and its checksum see the same.
+/// The entries' on-disk bytes, a buffer at a time (whole records): the writer, its checksum,
+/// the filter and the index see the same.
 fn for_each_entry_chunk(
-    entries: &[(Sha1Digest, SourceId)],
+    entries: Entries<'_>,
     mut f: impl FnMut(&[u8]) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     const PER_CHUNK: usize = 1 << 14;
     let mut buf = Vec::with_capacity(PER_CHUNK * ENTRY_BYTES);
-    for chunk in entries.chunks(PER_CHUNK) {
-        buf.clear();
-        for (d, s) in chunk {
-            buf.extend_from_slice(d);
-            buf.extend_from_slice(&s.to_le_bytes());
+    match entries {
+        Entries::Slice(entries) => {
+            for chunk in entries.chunks(PER_CHUNK) {
+                buf.clear();
+                for (d, s) in chunk {
+                    buf.extend_from_slice(d);
+                    buf.extend_from_slice(&s.to_le_bytes());
+                }
+                f(&buf)?;
+            }
         }
-        f(&buf)?;
+        Entries::File { path, n } => {
+            use std::io::Read;
+            let mut r = File::open(path)?;
+            let mut left = n * ENTRY_BYTES as u64;
+            while left > 0 {
+                let take = left.min((PER_CHUNK * ENTRY_BYTES) as u64) as usize;
+                buf.resize(take, 0);
+                r.read_exact(&mut buf)?;
+                f(&buf)?;
+                left -= take as u64;
+            }
+        }
     }
     Ok(())
 }
@@ -853,17 +887,15 @@ fn pad(w: &mut impl Write, pos: &mut u64) -> std::io::Result<()> {
 
 /// Write a label set atomically: to a temporary file in the same directory, fsync, rename.
 pub(crate) fn write_file(path: &Path, mut input: WriteInput<'_>) -> Result<Header> {
-    let n = input.entries.len() as u64;
+    let n = input.entries.len();
     if n > u32::MAX as u64 || input.sources.len() as u64 > u32::MAX as u64 {
         return Err(Error::TooLarge(format!("{n} entries, {} sources (max 2^32-1)", input.sources.len())));
     }
-    let mut bloom = filter::BlockedBloom::with_capacity(n, input.bits_per_key, input.k);
-    for (d, _) in input.entries {
-        bloom.insert(d);
-    }
     let bits = index_bits_for(n);
+    let (bloom, index) = filter_and_index(input.entries, input.bits_per_key, input.k, bits)
+        .map_err(|e| Error::Io { path: path.into(), source: e })?;
     let sections = SectionBytes {
-        index: prefix_index(input.entries, bits),
+        index,
         offsets: source_offsets(input.sources),
         blob_len: input.sources.iter().map(|(t, u)| (t.len() + u.len()) as u64).sum(),
         bloom,
@@ -907,23 +939,35 @@ impl SectionBytes {
     }
 }
 
-/// Prefix index: the start position of each of the `2^bits` buckets, plus the end.
-fn prefix_index(entries: &[(Sha1Digest, SourceId)], bits: u32) -> Vec<u8> {
-    let buckets = 1usize << bits;
-    let mut index = Vec::with_capacity((buckets + 1) * 4);
-    let mut pos = 0usize;
-    for bucket in 0..buckets {
-        while pos < entries.len() && {
-            let d = &entries[pos].0;
+/// The filter, and the prefix index (the start position of each of the `2^bits` buckets,
+/// plus the end), in one pass over the sorted entries.
+fn filter_and_index(
+    entries: Entries<'_>,
+    bits_per_key: u32,
+    k: u32,
+    bits: u32,
+) -> std::io::Result<(filter::BlockedBloom, Vec<u8>)> {
+    let n = entries.len();
+    let mut bloom = filter::BlockedBloom::with_capacity(n, bits_per_key, k);
+    let mut counts = vec![0u32; 1usize << bits];
+    for_each_entry_chunk(entries, |buf| {
+        for rec in buf.chunks_exact(ENTRY_BYTES) {
+            let mut d: Sha1Digest = [0; 20];
+            d.copy_from_slice(&rec[..20]);
+            bloom.insert(&d);
             let top = if bits == 0 { 0 } else { u32::from_be_bytes([d[0], d[1], d[2], d[3]]) >> (32 - bits) };
-            (top as usize) < bucket
-        } {
-            pos += 1;
+            counts[top as usize] += 1;
         }
-        index.extend_from_slice(&(pos as u32).to_le_bytes());
+        Ok(())
+    })?;
+    let mut index = Vec::with_capacity((counts.len() + 1) * 4);
+    let mut pos = 0u32;
+    for c in counts {
+        index.extend_from_slice(&pos.to_le_bytes());
+        pos += c;
     }
-    index.extend_from_slice(&(entries.len() as u32).to_le_bytes());
-    index
+    index.extend_from_slice(&(n as u32).to_le_bytes());
+    Ok((bloom, index))
 }
 
 /// Source offsets into the blob: title start, URL start, …, end.
@@ -1027,7 +1071,7 @@ fn write_sections(
     sections: &SectionBytes,
     input: &WriteInput<'_>,
 ) -> std::io::Result<()> {
-    let lens = sections.lens(input.entries.len() as u64);
+    let lens = sections.lens(input.entries.len());
     let mut at = 0u64;
     let mut head = Vec::with_capacity(PREFIX_BYTES + json.len() + HEADER_CHECKSUM_BYTES);
     head.extend_from_slice(MAGIC);

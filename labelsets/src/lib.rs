@@ -44,13 +44,19 @@ pub mod check;
 pub mod filter;
 pub mod format;
 pub mod info;
+pub mod inputs;
+pub mod merge;
+pub mod parallel;
 pub mod readers;
+pub mod sniff;
+pub(crate) mod spill;
 pub mod stopchunks;
+pub mod tar;
 pub mod wikitext;
 
 use std::path::PathBuf;
 
-pub use builder::{DocumentSink, LabelSetBuilder};
+pub use builder::{Digested, Digester, DocRef, DocumentSink, LabelSetBuilder, Progress};
 pub use detector::{Normalization, Sha1Digest, SourceId};
 pub use format::{
     Checksum, Checksums, Counts, FilterParams, Header, Kind, LabelSet, Section, SectionCheck, SectionId,
@@ -104,6 +110,8 @@ pub enum Error {
     TooLarge(String),
     #[error("{path}: {reason}")]
     Input { path: PathBuf, reason: String },
+    #[error("parallel build: {0}")]
+    Pool(String),
 }
 
 /// Crate result type.

@@ -1,18 +1,21 @@
 //! Input readers (no network): a directory of pages, Wikimedia Enterprise HTML dumps
 //! (NDJSON), MediaWiki XML export dumps. Each feeds a [`DocumentSink`].
 //!
-//! Compressed input (`.gz`, `.bz2`, multi-stream included) is recognized by its magic bytes,
-//! not its name. Tar archives (Enterprise dumps ship as `.tar.gz` of NDJSON) are not read:
-//! extract them first (`tar xzf … && ditto labelset build --enterprise part.ndjson`).
+//! Compressed input (gzip, bzip2, multi-stream included) is recognized by its magic bytes,
+//! not its name; so is every kind of input ([`crate::sniff`], [`crate::inputs`]). Tar
+//! archives (Enterprise dumps ship as `.json.tar.gz` of NDJSON) are read member by member
+//! ([`crate::tar`], [`crate::inputs::read_input`]).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use quick_xml::events::Event;
 use serde::Deserialize;
 
-use crate::builder::DocumentSink;
+use crate::builder::{DocumentSink, Progress};
+use crate::sniff::Compression;
 use crate::{io_err, wikitext, Error, Result};
 
 /// English Wikipedia article URL prefix.
@@ -29,15 +32,44 @@ pub struct ReadStats {
 
 /// Open a file, transparently decompressing gzip or bzip2 (detected by magic bytes).
 pub fn open_maybe_compressed(path: &Path) -> Result<Box<dyn BufRead>> {
+    open_counted(path, None)
+}
+
+/// A reader that adds the bytes it reads to a build's progress.
+struct Counted<R> {
+    inner: R,
+    progress: Option<Arc<Progress>>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(p) = &self.progress {
+            p.add_input(n as u64);
+        }
+        Ok(n)
+    }
+}
+
+/// As [`open_maybe_compressed`], counting the (compressed) bytes read into `progress`.
+pub fn open_counted(path: &Path, progress: Option<Arc<Progress>>) -> Result<Box<dyn BufRead>> {
     let file = File::open(path).map_err(io_err(path))?;
-    let mut r = BufReader::with_capacity(1 << 16, file);
-    let head = r.fill_buf().map_err(io_err(path))?;
-    Ok(if head.starts_with(&[0x1f, 0x8b]) {
-        Box::new(BufReader::with_capacity(1 << 16, flate2::read::MultiGzDecoder::new(r)))
-    } else if head.starts_with(b"BZh") {
-        Box::new(BufReader::with_capacity(1 << 16, bzip2::read::MultiBzDecoder::new(r)))
-    } else {
-        Box::new(r)
+    let r = BufReader::with_capacity(1 << 16, Counted { inner: file, progress });
+    decompress(r).map_err(io_err(path))
+}
+
+/// Wrap any reader so that gzip or bzip2 content (by magic bytes) comes out decompressed.
+pub fn decompress<'a>(r: impl BufRead + 'a) -> std::io::Result<Box<dyn BufRead + 'a>> {
+    let mut r = r;
+    let head = r.fill_buf()?;
+    Ok(match Compression::of(head) {
+        Compression::Gzip => {
+            Box::new(BufReader::with_capacity(1 << 16, flate2::read::MultiGzDecoder::new(r)))
+        }
+        Compression::Bzip2 => {
+            Box::new(BufReader::with_capacity(1 << 16, bzip2::read::MultiBzDecoder::new(r)))
+        }
+        Compression::None => Box::new(r),
     })
 }
 
@@ -243,9 +275,8 @@ pub fn read_mediawiki_xml_from(
                     if !article || redirect || wikitext::is_redirect(&text) {
                         stats.skipped += 1;
                     } else {
-                        let paras = wikitext::paragraphs(&text);
                         let url = url_for_title(url_prefix, title.trim());
-                        sink.paragraphs(title.trim(), &url, text.as_bytes(), &paras)?;
+                        sink.wikitext(title.trim(), &url, &text)?;
                         stats.documents += 1;
                     }
                 }

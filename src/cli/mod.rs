@@ -87,8 +87,12 @@ enum Command {
 #[derive(Subcommand)]
 enum LabelsetCommand {
     /// Build a label set from directories of HTML/text, WARC files, or Wikipedia dumps
-    /// (Wikimedia Enterprise HTML NDJSON, MediaWiki XML; .gz/.bz2 accepted).
+    /// (Wikimedia Enterprise HTML NDJSON and its .tar archives, MediaWiki XML, multistream
+    /// included; gzip/bzip2 accepted). Inputs are told by content, not name.
     Build(flags::labelset::BuildArgs),
+    /// Combine label sets built apart (e.g. per dump part, on several machines) into one:
+    /// the entries, sources and counts of one build over all their inputs, in this order.
+    Merge(flags::labelset::MergeArgs),
     /// Turn a hash list (HASH<TAB>COUNT<TAB>SAMPLE_URL lines, as `examples/spark/discover.py`
     /// writes) into a blind label set whose sources are the sample URLs, the same file
     /// `ditto discover` writes for the same data and threshold.
@@ -112,6 +116,7 @@ pub fn main() -> ExitCode {
         Command::Labelset(LabelsetCommand::Build(a)) => commands::labelset::build(&a),
         Command::Labelset(LabelsetCommand::Info { file, json }) => labels::info(&file, json),
         Command::Labelset(LabelsetCommand::Check(a)) => commands::labelset::check(&a),
+        Command::Labelset(LabelsetCommand::Merge(a)) => commands::labelset::merge(&a),
         Command::Labelset(LabelsetCommand::Import(a)) => {
             a.to_config().and_then(|c| crate::analysis::discover::import(&c))
         }

@@ -1,8 +1,8 @@
-//! `ditto labelset build` and `check`.
+//! `ditto labelset build`, `merge` and `check`.
 
 use anyhow::Result;
 
-use crate::cli::flags::labelset::{BuildArgs, CheckArgs};
+use crate::cli::flags::labelset::{BuildArgs, CheckArgs, MergeArgs};
 
 pub fn build(a: &BuildArgs) -> Result<()> {
     crate::labelset::build(&a.to_config()?)
@@ -10,4 +10,8 @@ pub fn build(a: &BuildArgs) -> Result<()> {
 
 pub fn check(a: &CheckArgs) -> Result<()> {
     crate::labelset::check(&a.file)
+}
+
+pub fn merge(a: &MergeArgs) -> Result<()> {
+    crate::labelset::merge(&a.to_config())
 }

@@ -1,11 +1,12 @@
-//! `ditto labelset build` and `check` flags.
+//! `ditto labelset build`, `merge` and `check` flags.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
 
-use crate::labelset::BuildConfig;
+use crate::labelset::{BuildConfig, MergeConfig};
+use crate::pipeline::progress::ProgressMode;
 
 #[derive(Args)]
 pub struct BuildArgs {
@@ -33,9 +34,61 @@ pub struct BuildArgs {
     /// Free-text description of where the content came from.
     #[arg(long, default_value = "")]
     pub description: String,
-    /// Directories, WARC files, NDJSON or XML dumps.
+    /// Worker threads (default: every core). 1 builds sequentially; more decode multistream
+    /// bzip2 / multi-member gzip and digest documents in parallel, with the same result.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Memory for the chunk table (24 bytes a kept chunk; e.g. 2GB, 512MB). Past it, sorted
+    /// runs spill to --tmp-dir and are merged at the end; the result is the same.
+    #[arg(long, default_value = "2GB", value_parser = super::parse_bytes)]
+    pub memory: u64,
+    /// Where spilled runs go (default: the output's directory). Removed afterwards.
+    #[arg(long)]
+    pub tmp_dir: Option<PathBuf>,
+    /// Progress lines on stderr (input bytes, documents, chunks kept, rate) every 5 s;
+    /// `none` for none.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub progress: ProgressMode,
+    /// Directories, WARC files, Wikipedia dumps (MediaWiki XML, Enterprise NDJSON or its
+    /// tar archives), HTML or text files; plain, gzip or bzip2. Told by content, not name.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
+}
+
+/// `ditto labelset merge` flags.
+#[derive(Args)]
+pub struct MergeArgs {
+    /// Output file.
+    #[arg(short = 'o', long = "output")]
+    pub output: PathBuf,
+    /// Name recorded (default: the first input's).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Description recorded (default: the inputs' descriptions joined with "; ").
+    #[arg(long)]
+    pub description: Option<String>,
+    /// Memory for the chunk table, as for `build`.
+    #[arg(long, default_value = "2GB", value_parser = super::parse_bytes)]
+    pub memory: u64,
+    /// Where spilled runs go (default: the output's directory).
+    #[arg(long)]
+    pub tmp_dir: Option<PathBuf>,
+    /// Label sets to merge, in source order. Kind, normalization and --min-chars must agree.
+    #[arg(required = true, num_args = 2..)]
+    pub inputs: Vec<PathBuf>,
+}
+
+impl MergeArgs {
+    pub fn to_config(&self) -> MergeConfig {
+        MergeConfig {
+            inputs: self.inputs.clone(),
+            output: self.output.clone(),
+            name: self.name.clone(),
+            description: self.description.clone(),
+            memory: self.memory,
+            tmp_dir: self.tmp_dir.clone(),
+        }
+    }
 }
 
 /// `ditto labelset check` flags.
@@ -56,6 +109,10 @@ impl BuildArgs {
             description: self.description.clone(),
             inputs: self.inputs.clone(),
             output: self.output.clone(),
+            threads: crate::pipeline::pool::worker_count(self.threads)?,
+            memory: self.memory,
+            tmp_dir: self.tmp_dir.clone(),
+            progress: self.progress != ProgressMode::None,
         })
     }
 }
