@@ -28,7 +28,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use detector::fingerprint::{hex, Sha1Digest};
 use detector::{NeighborhoodAccumulator, PageOrigin};
@@ -36,6 +36,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod frontier;
 pub mod labels;
+pub mod lifecycle;
 pub use frontier::{url_fingerprint, AddOutcome, CompactSeenSet, FrontierEntry};
 
 /// The store format this code writes and reads.
@@ -64,11 +65,26 @@ const LIVE_ORIGINS: &[u8] = b"o/";
 pub enum StoreError {
     #[error("cannot open store {path}: {source}")]
     Open { path: String, source: sled::Error },
+    /// sled's errors other than corruption (those are [`StoreError::Damaged`]).
     #[error("store I/O error: {0}")]
-    Sled(#[from] sled::Error),
+    Sled(sled::Error),
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("no ditto store at {path} (a store is created by `ditto scan` or `ditto crawl`)")]
+    Missing { path: String },
+    #[error("{path} is not a ditto store: {why}; refusing to use it")]
+    NotAStore { path: String, why: String },
+    /// The store's files are damaged (sled's panics on them end up here too).
+    #[error("store damaged: {0}")]
+    Damaged(String),
+    #[error("store in use by {}: {path} is held open by that process, which serves no snapshots; \
+             try again when it ends", holder.as_ref().map_or("another process (pid unknown)".into(), |h| h.to_string()))]
+    InUse { path: String, holder: Option<lifecycle::Holder> },
+    #[error("store in use by {holder}: {path}: reading a snapshot from it failed: {why}")]
+    SnapshotFailed { path: String, holder: String, why: String },
     #[error("store format version {found} is not supported (this ditto reads version {FORMAT_VERSION})")]
     Version { found: String },
-    #[error("corrupt store record under key {key}: {why}")]
+    #[error("store damaged: corrupt record under key {key}: {why}")]
     Corrupt { key: String, why: String },
     #[error("{0}")]
     LabelSetMismatch(String),
@@ -211,28 +227,23 @@ pub struct StoreTotals {
 
 /// An open store.
 pub struct Store {
-    db: sled::Db,
-    tree: sled::Tree,
-    /// One writer at a time: batches read accumulators before writing them.
-    write_lock: Mutex<()>,
+    /// sled, every call guarded against its panics (see [`lifecycle`]).
+    db: lifecycle::Db,
+    tree: lifecycle::Tree,
+    /// One writer at a time: batches read accumulators before writing them (shared with the
+    /// snapshot server, which reads under it).
+    write_lock: Arc<Mutex<()>>,
     /// The frontier's seen set in memory (see [`frontier`]).
     seen: Mutex<CompactSeenSet>,
+    /// The store directory (marker, owner file, snapshot server) or the snapshot this is.
+    life: lifecycle::Life,
 }
 
 impl Store {
-    /// Open (creating if absent) the store at `path`.
+    /// Open (creating if absent) the store at `path`: [`Store::create_or_open`]. Commands
+    /// that only read use [`Store::open_existing`] or [`Store::open_for_reading`].
     pub fn open(path: &Path) -> Result<Store> {
-        let db = sled::Config::new()
-            .path(path)
-            .cache_capacity(256 << 20)
-            .flush_every_ms(Some(1000))
-            .open()
-            .map_err(|source| StoreError::Open { path: path.display().to_string(), source })?;
-        let tree = db.open_tree("ditto")?;
-        let store =
-            Store { db, tree, write_lock: Mutex::new(()), seen: Mutex::new(CompactSeenSet::default()) };
-        store.check_version()?;
-        Ok(store)
+        Store::create_or_open(path)
     }
 
     fn check_version(&self) -> Result<()> {
@@ -530,7 +541,7 @@ fn hood_key(prefix: &str) -> Vec<u8> {
 }
 
 fn corrupt(key: &str, why: impl std::fmt::Display) -> StoreError {
-    StoreError::Corrupt { key: key.to_string(), why: why.to_string() }
+    StoreError::Corrupt { key: lifecycle::escape(key), why: lifecycle::escape(&why.to_string()) }
 }
 
 /// Hex of a digest (re-exported for callers building records).

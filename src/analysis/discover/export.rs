@@ -10,7 +10,6 @@ use anyhow::{bail, Context, Result};
 use detector::fingerprint::hex;
 use detector::StopList;
 use labelsets::StopChunks;
-use store::Store;
 
 use super::corpus::{for_each_page, Corpus};
 use crate::labelset::{load_stops, store_normalization};
@@ -122,7 +121,8 @@ pub fn export(cfg: &ExportConfig) -> Result<()> {
     if cfg.format == ExportFormat::Parquet && !cfg!(feature = "parquet") {
         bail!("{}; use --format csv", crate::report::PARQUET_MISSING);
     }
-    let store = Store::open(&cfg.store).with_context(|| format!("opening store {}", cfg.store.display()))?;
+    let store = crate::labelset::open_store_for_reading(&cfg.store)
+        .with_context(|| format!("opening store {}", cfg.store.display()))?;
     let norm = store_normalization(&store)?;
     drop(store);
     let stops = load_stops(norm, &cfg.stop_paths, cfg.no_default_stops)?;
