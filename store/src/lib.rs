@@ -77,8 +77,8 @@ pub enum StoreError {
     /// The store's files are damaged (sled's panics on them end up here too).
     #[error("store damaged: {0}")]
     Damaged(String),
-    #[error("store in use by {}: {path} is held open by that process, which serves no snapshots; \
-             try again when it ends", holder.as_ref().map_or("another process (pid unknown)".into(), |h| h.to_string()))]
+    #[error("store in use by {}: {path} is held open by that process; try again when it ends",
+             holder.as_ref().map_or("another process (pid unknown)".into(), |h| h.to_string()))]
     InUse { path: String, holder: Option<lifecycle::Holder> },
     #[error("store in use by {holder}: {path}: reading a snapshot from it failed: {why}")]
     SnapshotFailed { path: String, holder: String, why: String },

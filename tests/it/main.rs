@@ -32,4 +32,6 @@ mod review_web;
 mod shared_data;
 mod small_web;
 mod spark_discover;
+mod store_faults;
+mod store_lifecycle;
 mod warc_reader;

@@ -145,8 +145,7 @@ pub fn run_discovery(cfg: &DiscoverConfig) -> Result<Discovery> {
 fn corpus_normalization(corpus: &Corpus) -> Result<Normalization> {
     match corpus {
         Corpus::Store(p) => {
-            let store = crate::labelset::open_store_for_reading(p)
-                .with_context(|| format!("opening store {}", p.display()))?;
+            let store = crate::labelset::open_store_for_reading(p)?;
             store_normalization(&store)
         }
         Corpus::Inputs(c) => Ok(c.normalization),

@@ -224,8 +224,7 @@ pub fn stopchunks(cfg: &StopchunksConfig) -> Result<()> {
 
 /// `ditto stopchunks export`: the reviewed stop chunks on standard output.
 fn export_reviewed(store_path: &Path) -> Result<()> {
-    let store = crate::labelset::open_store_for_reading(store_path)
-        .with_context(|| format!("opening store {}", store_path.display()))?;
+    let store = crate::labelset::open_store_for_reading(store_path)?;
     let stdout = io::stdout();
     let mut w = io::BufWriter::new(stdout.lock());
     let n = write_reviewed_stops(&mut w, &store)?;
@@ -236,8 +235,7 @@ fn export_reviewed(store_path: &Path) -> Result<()> {
 
 /// `ditto stopchunks suggest`: the suggestions to `--output` or standard output.
 fn suggest_to_output(c: &SuggestConfig) -> Result<()> {
-    let store = crate::labelset::open_store_for_reading(&c.store)
-        .with_context(|| format!("opening store {}", c.store.display()))?;
+    let store = crate::labelset::open_store_for_reading(&c.store)?;
     let norm = store_normalization(&store)?;
     drop(store);
     let stops = load_stops(norm, &c.stop_paths, c.no_default_stops)?;
