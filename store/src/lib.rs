@@ -63,8 +63,8 @@ const LIVE_ORIGINS: &[u8] = b"o/";
 /// What went wrong, by kind.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot open store {path}: {source}")]
-    Open { path: String, source: sled::Error },
+    #[error("cannot open store {path}: {cause}")]
+    Open { path: String, cause: sled::Error },
     /// sled's errors other than corruption (those are [`StoreError::Damaged`]).
     #[error("store I/O error: {0}")]
     Sled(sled::Error),

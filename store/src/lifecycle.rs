@@ -532,21 +532,25 @@ fn open_dir(path: &Path, mode: Mode) -> Result<Store> {
         (Found::Store(m), _) => Some(m.clone()),
         _ => None,
     };
+    let fresh = matches!(found, Found::Missing | Found::EmptyDir);
     let db =
         guard(|| sled::Config::new().path(path).cache_capacity(256 << 20).flush_every_ms(Some(1000)).open())?
             .map_err(|e| {
                 if is_lock_error(&e) {
-                    StoreError::InUse { holder: read_holder(path), path: shown() }
-                } else {
-                    match StoreError::from(e) {
-                        StoreError::Sled(source) => StoreError::Open { path: shown(), source },
-                        other => other,
-                    }
+                    return StoreError::InUse { holder: read_holder(path), path: shown() };
+                }
+                match StoreError::from(e) {
+                    // sled refusing the files of an existing store: they are damaged (a
+                    // damaged `conf` reads as an unsupported sled version).
+                    StoreError::Sled(sled::Error::Unsupported(why)) if !fresh => StoreError::Damaged(
+                        format!("the storage engine (sled) cannot open it: {}", escape(&why)),
+                    ),
+                    StoreError::Sled(cause) => StoreError::Open { path: shown(), cause },
+                    other => other,
                 }
             })?;
     let db = Db(Some(db));
     let has_tree = db.tree_names()?.iter().any(|n| n.as_ref() == TREE.as_bytes());
-    let fresh = matches!(found, Found::Missing | Found::EmptyDir);
     if !fresh && !has_tree {
         return Err(match found {
             Found::Unmarked => not_a_store(path, "it is a sled database without ditto's records"),
