@@ -315,7 +315,7 @@ impl Store {
 
     /// True when this capture (URL + digest) is already stored.
     pub fn has_page(&self, url: &str, file_hash: &Sha1Digest) -> Result<bool> {
-        Ok(self.tree.contains_key(page_key(url, file_hash))?)
+        self.tree.contains_key(page_key(url, file_hash))
     }
 
     /// Write pages and their neighborhood contributions atomically. Pages already stored
@@ -328,6 +328,7 @@ impl Store {
         let mut seen_in_batch = std::collections::HashSet::new();
         let mut host_counts: BTreeMap<&str, u64> = BTreeMap::new();
         let mut links: Vec<FrontierEntry> = Vec::new();
+        let mut counts = lifecycle::Counts::default();
         for p in pages {
             if let Some((url, host)) = &p.fetched {
                 batch.remove(frontier::fp_key(frontier::INFLIGHT, url_fingerprint(url)));
@@ -341,6 +342,7 @@ impl Store {
             }
             let value = serde_json::to_vec(&p.record).map_err(|e| corrupt(&p.record.url, e))?;
             if let Some(blocks) = &p.text {
+                counts.texts += 1;
                 batch.insert([TEXT, &key[PAGE.len()..]].concat(), encode_text(blocks)?);
             }
             if !p.shingles.is_empty() {
@@ -358,7 +360,10 @@ impl Store {
             let mut acc = match self.tree.get(&key)? {
                 Some(v) => NeighborhoodAccumulator::decode(&v)
                     .ok_or_else(|| corrupt(n, "neighborhood accumulator is not 32 bytes"))?,
-                None => NeighborhoodAccumulator::default(),
+                None => {
+                    counts.neighborhoods += 1;
+                    NeighborhoodAccumulator::default()
+                }
             };
             acc.add(&delta);
             batch.insert(key, acc.encode().to_vec());
@@ -367,6 +372,8 @@ impl Store {
             let n = self.host_pages(host)? + n;
             batch.insert([frontier::HOST_COUNT, host.as_bytes()].concat(), n.to_le_bytes().to_vec());
         }
+        counts.pages = out.written;
+        lifecycle::add_counts(&self.tree, &mut batch, &counts)?;
         let added = self.stage_links(&links, &mut batch)?;
         out.links_queued = added.queued;
         self.tree.apply_batch(batch)?;
@@ -385,7 +392,8 @@ impl Store {
 
     /// Every stored text, in URL order: (URL, file SHA-1, blocks).
     pub fn texts(&self) -> impl Iterator<Item = Result<(String, Sha1Digest, Vec<String>)>> + '_ {
-        self.tree.scan_prefix(TEXT).map(|kv| {
+        let expected = lifecycle::recorded_counts(&self.tree).map(|c| c.texts);
+        let it = self.tree.scan_prefix(TEXT).map(|kv| {
             let (k, v) = kv?;
             let rest = &k[TEXT.len()..];
             if rest.len() < 21 {
@@ -397,7 +405,8 @@ impl Store {
             d.copy_from_slice(hash);
             let blocks = decode_text(&v).map_err(|e| corrupt(&url, e))?;
             Ok((url, d, blocks))
-        })
+        });
+        lifecycle::Counted::new(it, expected, "page texts")
     }
 
     /// Make everything written so far durable.
@@ -407,8 +416,12 @@ impl Store {
     }
 
     /// All pages, in URL order.
+    /// At its end, the count is checked against the one recorded by the batches (see
+    /// [`lifecycle::Counts`]): records sled lost to damaged files are an error, not a
+    /// shorter answer.
     pub fn pages(&self) -> impl Iterator<Item = Result<PageRecord>> + '_ {
-        self.pages_under("")
+        let expected = lifecycle::recorded_counts(&self.tree).map(|c| c.pages);
+        lifecycle::Counted::new(self.pages_under(""), expected, "pages")
     }
 
     /// Pages whose URL starts with `prefix` (e.g. a neighborhood), in URL order.
@@ -473,13 +486,15 @@ impl Store {
 
     /// All neighborhoods with their accumulators, in prefix order.
     pub fn neighborhoods(&self) -> impl Iterator<Item = Result<(String, NeighborhoodAccumulator)>> + '_ {
-        self.tree.scan_prefix(HOOD).map(|kv| {
+        let expected = lifecycle::recorded_counts(&self.tree).map(|c| c.neighborhoods);
+        let it = self.tree.scan_prefix(HOOD).map(|kv| {
             let (k, v) = kv?;
             let name = String::from_utf8_lossy(&k[HOOD.len()..]).into_owned();
             let acc = NeighborhoodAccumulator::decode(&v)
                 .ok_or_else(|| corrupt(&name, "neighborhood accumulator is not 32 bytes"))?;
             Ok((name, acc))
-        })
+        });
+        lifecycle::Counted::new(it, expected, "neighborhoods")
     }
 
     /// One neighborhood's accumulator.
@@ -512,7 +527,7 @@ impl Store {
 
     /// Bytes the store occupies on disk.
     pub fn size_on_disk(&self) -> Result<u64> {
-        Ok(self.db.size_on_disk()?)
+        self.db.size_on_disk()
     }
 }
 
@@ -554,7 +569,7 @@ mod tests {
     use super::*;
     use detector::matching::PageVerdict;
 
-    fn page(url: &str, body: &[u8], labeled: u32, chunks: u32) -> PageWrite {
+    pub(crate) fn page(url: &str, body: &[u8], labeled: u32, chunks: u32) -> PageWrite {
         let v = PageVerdict {
             chunks,
             labeled_chunks: labeled,

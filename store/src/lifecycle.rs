@@ -48,6 +48,8 @@ pub const OWNER: &str = "ditto-store.owner";
 const MARKER_KIND: &str = "ditto store";
 /// The key of the close nonce in the store (`m/` meta).
 const CLOSE_NONCE_KEY: &[u8] = b"m/close_nonce";
+/// The key of the record counts ([`Counts`]).
+const COUNTS_KEY: &[u8] = b"m/counts";
 /// The key of the format stamp (written by `Store::check_version`).
 const FORMAT_KEY: &[u8] = b"m/format_version";
 /// The sled tree holding everything of ditto.
@@ -64,10 +66,6 @@ thread_local! {
 }
 
 static HOOK: std::sync::Once = std::sync::Once::new();
-
-/// Set once sled has panicked in this process: its state is no longer trusted, so stores are
-/// not closed with a fresh nonce (see [`close_cleanly`]).
-static ENGINE_FAILED: AtomicBool = AtomicBool::new(false);
 
 /// Install (once) a panic hook that keeps sled's panics, and any panic inside [`guard`], off
 /// the terminal: they become [`StoreError::Damaged`] errors. Other panics go to the hook that
@@ -106,7 +104,6 @@ pub(crate) fn guard<T>(f: impl FnOnce() -> T) -> Result<T> {
     let r = std::panic::catch_unwind(AssertUnwindSafe(f));
     GUARDED.with(|g| g.set(g.get().saturating_sub(1)));
     r.map_err(|_| {
-        ENGINE_FAILED.store(true, Ordering::SeqCst);
         let why = LAST_PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| "unknown failure".into());
         StoreError::Damaged(format!("the storage engine (sled) failed reading it: {why}"))
     })
@@ -115,6 +112,21 @@ pub(crate) fn guard<T>(f: impl FnOnce() -> T) -> Result<T> {
 /// Like [`guard`] for a call returning sled's `Result`.
 fn sled_call<T>(f: impl FnOnce() -> sled::Result<T>) -> Result<T> {
     guard(f)?.map_err(StoreError::from)
+}
+
+/// [`guard`] on one store: a panic also sets `failed`, the store's flag (sled's state is no
+/// longer trusted: the store is not closed with a fresh nonce, see [`close_cleanly`]).
+fn guard_on<T>(failed: &AtomicBool, f: impl FnOnce() -> T) -> Result<T> {
+    let r = guard(f);
+    if r.is_err() {
+        failed.store(true, Ordering::SeqCst);
+    }
+    r
+}
+
+/// [`sled_call`] on one store (see [`guard_on`]).
+fn sled_call_on<T>(failed: &AtomicBool, f: impl FnOnce() -> sled::Result<T>) -> Result<T> {
+    guard_on(failed, f)?.map_err(StoreError::from)
 }
 
 impl From<sled::Error> for StoreError {
@@ -141,14 +153,14 @@ pub(crate) fn escape(s: &str) -> String {
 // sled behind the guard.
 
 /// A sled database whose every call is guarded (see [`guard`]).
-pub(crate) struct Db(Option<sled::Db>);
+pub(crate) struct Db(Option<sled::Db>, Arc<AtomicBool>);
 
 /// A sled tree whose every call is guarded.
 #[derive(Clone)]
-pub(crate) struct Tree(Option<sled::Tree>);
+pub(crate) struct Tree(Option<sled::Tree>, Arc<AtomicBool>);
 
 /// A guarded sled iterator: a panic or error ends it after one `Err` item.
-pub(crate) struct Iter(Option<sled::Iter>);
+pub(crate) struct Iter(Option<sled::Iter>, Arc<AtomicBool>);
 
 impl Db {
     fn inner(&self) -> &sled::Db {
@@ -157,23 +169,23 @@ impl Db {
     }
 
     pub(crate) fn generate_id(&self) -> Result<u64> {
-        sled_call(|| self.inner().generate_id())
+        sled_call_on(&self.1, || self.inner().generate_id())
     }
 
     pub(crate) fn flush(&self) -> Result<usize> {
-        sled_call(|| self.inner().flush())
+        sled_call_on(&self.1, || self.inner().flush())
     }
 
     pub(crate) fn size_on_disk(&self) -> Result<u64> {
-        sled_call(|| self.inner().size_on_disk())
+        sled_call_on(&self.1, || self.inner().size_on_disk())
     }
 
     fn open_tree(&self, name: &[u8]) -> Result<Tree> {
-        Ok(Tree(Some(sled_call(|| self.inner().open_tree(name))?)))
+        Ok(Tree(Some(sled_call_on(&self.1, || self.inner().open_tree(name))?), Arc::clone(&self.1)))
     }
 
     fn tree_names(&self) -> Result<Vec<IVec>> {
-        guard(|| self.inner().tree_names())
+        guard_on(&self.1, || self.inner().tree_names())
     }
 }
 
@@ -191,39 +203,39 @@ impl Tree {
     }
 
     pub(crate) fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<IVec>> {
-        sled_call(|| self.inner().get(key))
+        sled_call_on(&self.1, || self.inner().get(key))
     }
 
     pub(crate) fn insert(&self, key: impl AsRef<[u8]>, value: impl Into<IVec>) -> Result<Option<IVec>> {
-        sled_call(|| self.inner().insert(key, value))
+        sled_call_on(&self.1, || self.inner().insert(key, value))
     }
 
     pub(crate) fn remove(&self, key: impl AsRef<[u8]>) -> Result<Option<IVec>> {
-        sled_call(|| self.inner().remove(key))
+        sled_call_on(&self.1, || self.inner().remove(key))
     }
 
     pub(crate) fn contains_key(&self, key: impl AsRef<[u8]>) -> Result<bool> {
-        sled_call(|| self.inner().contains_key(key))
+        sled_call_on(&self.1, || self.inner().contains_key(key))
     }
 
     pub(crate) fn apply_batch(&self, batch: sled::Batch) -> Result<()> {
-        sled_call(|| self.inner().apply_batch(batch))
+        sled_call_on(&self.1, || self.inner().apply_batch(batch))
     }
 
     pub(crate) fn flush(&self) -> Result<usize> {
-        sled_call(|| self.inner().flush())
+        sled_call_on(&self.1, || self.inner().flush())
     }
 
     pub(crate) fn iter(&self) -> Iter {
-        Iter(guard(|| self.inner().iter()).ok())
+        Iter(guard_on(&self.1, || self.inner().iter()).ok(), Arc::clone(&self.1))
     }
 
     pub(crate) fn scan_prefix(&self, prefix: impl AsRef<[u8]>) -> Iter {
-        Iter(guard(|| self.inner().scan_prefix(prefix)).ok())
+        Iter(guard_on(&self.1, || self.inner().scan_prefix(prefix)).ok(), Arc::clone(&self.1))
     }
 
     pub(crate) fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Iter {
-        Iter(guard(|| self.inner().range(range)).ok())
+        Iter(guard_on(&self.1, || self.inner().range(range)).ok(), Arc::clone(&self.1))
     }
 }
 
@@ -238,7 +250,7 @@ impl Drop for Tree {
 impl Iter {
     fn step(&mut self, back: bool) -> Option<Result<(IVec, IVec)>> {
         let it = self.0.as_mut()?;
-        let r = guard(|| if back { it.next_back() } else { it.next() });
+        let r = guard_on(&self.1, || if back { it.next_back() } else { it.next() });
         let item = match r {
             Ok(None) => None,
             Ok(Some(Ok(kv))) => return Some(Ok(kv)),
@@ -269,6 +281,100 @@ impl Drop for Iter {
     fn drop(&mut self) {
         if let Some(it) = self.0.take() {
             let _ = guard(move || drop(it));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Record counts.
+
+/// How many pages, neighborhoods and page texts the store's batches wrote, kept under
+/// `m/counts` (3 × u64 LE) and updated in the same atomic batch as the records. sled can lose
+/// records to damaged files without an error (a leaf it cannot read is left out of an
+/// iteration); a full pass over pages, neighborhoods or texts that finds fewer than recorded
+/// ends with [`StoreError::Damaged`] ([`Counted`]). Stores created before the counts existed
+/// have none and are not checked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub pages: u64,
+    pub neighborhoods: u64,
+    pub texts: u64,
+}
+
+impl Counts {
+    fn encode(&self) -> Vec<u8> {
+        [self.pages, self.neighborhoods, self.texts].iter().flat_map(|n| n.to_le_bytes()).collect()
+    }
+
+    fn decode(v: &[u8]) -> Option<Counts> {
+        let n = |i: usize| {
+            v.get(i * 8..i * 8 + 8).and_then(|b| <[u8; 8]>::try_from(b).ok()).map(u64::from_le_bytes)
+        };
+        if v.len() != 24 {
+            return None;
+        }
+        Some(Counts { pages: n(0)?, neighborhoods: n(1)?, texts: n(2)? })
+    }
+}
+
+/// The counts recorded in the store, if it keeps them (unreadable counts read as none: the
+/// full pass that wants them meets the damage itself, and `store check` reports it).
+pub(crate) fn recorded_counts(tree: &Tree) -> Option<Counts> {
+    tree.get(COUNTS_KEY).ok().flatten().and_then(|v| Counts::decode(&v))
+}
+
+/// Add a batch's new records to the recorded counts, in the batch (when the store keeps them).
+pub(crate) fn add_counts(tree: &Tree, batch: &mut sled::Batch, new: &Counts) -> Result<()> {
+    let Some(v) = tree.get(COUNTS_KEY)? else { return Ok(()) };
+    let mut c =
+        Counts::decode(&v).ok_or_else(|| crate::corrupt("m/counts", "record counts are not 24 bytes"))?;
+    c.pages += new.pages;
+    c.neighborhoods += new.neighborhoods;
+    c.texts += new.texts;
+    batch.insert(COUNTS_KEY, c.encode());
+    Ok(())
+}
+
+/// A full pass over one kind of record, checked at its end against the recorded count.
+pub(crate) struct Counted<I> {
+    inner: I,
+    seen: u64,
+    expected: Option<u64>,
+    what: &'static str,
+    done: bool,
+}
+
+impl<I> Counted<I> {
+    pub(crate) fn new(inner: I, expected: Option<u64>, what: &'static str) -> Counted<I> {
+        Counted { inner, seen: 0, expected, what, done: false }
+    }
+}
+
+impl<T, I: Iterator<Item = Result<T>>> Iterator for Counted<I> {
+    type Item = Result<T>;
+    fn next(&mut self) -> Option<Result<T>> {
+        if self.done {
+            return None;
+        }
+        match self.inner.next() {
+            Some(Ok(x)) => {
+                self.seen += 1;
+                Some(Ok(x))
+            }
+            Some(Err(e)) => {
+                self.done = true;
+                Some(Err(e))
+            }
+            None => {
+                self.done = true;
+                match self.expected {
+                    Some(n) if n != self.seen => Some(Err(StoreError::Damaged(format!(
+                        "it holds {} {} but its batches wrote {n}: records were lost (files damaged?)",
+                        self.seen, self.what
+                    )))),
+                    _ => None,
+                }
+            }
         }
     }
 }
@@ -549,7 +655,7 @@ fn open_dir(path: &Path, mode: Mode) -> Result<Store> {
                     other => other,
                 }
             })?;
-    let db = Db(Some(db));
+    let db = Db(Some(db), Arc::new(AtomicBool::new(false)));
     let has_tree = db.tree_names()?.iter().any(|n| n.as_ref() == TREE.as_bytes());
     if !fresh && !has_tree {
         return Err(match found {
@@ -558,6 +664,10 @@ fn open_dir(path: &Path, mode: Mode) -> Result<Store> {
         });
     }
     let tree = db.open_tree(TREE.as_bytes())?;
+    if fresh {
+        // A new store keeps record counts from its first batch on.
+        tree.insert(COUNTS_KEY, Counts::default().encode())?;
+    }
     if !fresh && tree.get(FORMAT_KEY)?.is_none() {
         return Err(match found {
             Found::Unmarked => not_a_store(path, "it is a sled database without ditto's format stamp"),
@@ -636,7 +746,7 @@ impl Drop for Store {
 }
 
 fn close_cleanly(path: &Path, tree: &Tree, db: &Db) -> Result<()> {
-    if ENGINE_FAILED.load(Ordering::SeqCst) {
+    if db.1.load(Ordering::SeqCst) {
         return Ok(());
     }
     let Found::Store(mut m) = look_at(path)? else { return Ok(()) };
@@ -758,7 +868,8 @@ fn fetch_snapshot(h: &Holder) -> Result<Store> {
     if status != "OK\n" {
         return Err(io(std::io::Error::other("the holder refused the snapshot request")));
     }
-    let db = Db(Some(sled_call(|| sled::Config::new().temporary(true).open())?));
+    let db =
+        Db(Some(sled_call(|| sled::Config::new().temporary(true).open())?), Arc::new(AtomicBool::new(false)));
     let tree = db.open_tree(TREE.as_bytes())?;
     let mut batch = sled::Batch::default();
     let mut in_batch = 0;
@@ -934,5 +1045,117 @@ impl Store {
             r.count("hc/ host page counts", item);
         }
         Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::page;
+
+    #[test]
+    fn a_panic_inside_the_guard_is_a_damaged_store_error() {
+        let r: Result<()> = guard(|| panic!("index out of bounds: the len is 3 but the index is 7"));
+        match r {
+            Err(StoreError::Damaged(why)) => assert!(why.contains("index out of bounds"), "{why}"),
+            other => panic!("expected Damaged, got {other:?}"),
+        }
+        // Panics outside the guard still reach the previous hook and unwind as before.
+        assert!(std::panic::catch_unwind(|| panic!("elsewhere")).is_err());
+    }
+
+    #[test]
+    fn missing_foreign_and_empty_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("typo.db");
+        assert!(matches!(Store::open_existing(&missing), Err(StoreError::Missing { .. })));
+        assert!(!missing.exists());
+        let foreign = dir.path().join("photos");
+        std::fs::create_dir(&foreign).unwrap();
+        std::fs::write(foreign.join("a.jpg"), b"x").unwrap();
+        for r in [Store::open_existing(&foreign), Store::create_or_open(&foreign)] {
+            assert!(matches!(r, Err(StoreError::NotAStore { .. })));
+        }
+        assert_eq!(std::fs::read_dir(&foreign).unwrap().count(), 1);
+        let file = dir.path().join("file");
+        std::fs::write(&file, b"x").unwrap();
+        assert!(matches!(Store::create_or_open(&file), Err(StoreError::NotAStore { .. })));
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        assert!(matches!(Store::open_existing(&empty), Err(StoreError::NotAStore { .. })));
+        drop(Store::create_or_open(&empty).unwrap());
+        let m: Marker = serde_json::from_slice(&std::fs::read(empty.join(MARKER)).unwrap()).unwrap();
+        assert!(m.close_nonce.is_some() && m.previous_close_nonce.is_none());
+        assert!(!empty.join(OWNER).exists());
+        drop(Store::open_existing(&empty).unwrap());
+    }
+
+    #[test]
+    fn a_store_rolled_back_behind_its_last_clean_close_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        drop(Store::create_or_open(&path).unwrap());
+        // An older copy of the sled files: the marker names a nonce they do not hold.
+        let mut m: Marker = serde_json::from_slice(&std::fs::read(path.join(MARKER)).unwrap()).unwrap();
+        m.close_nonce = Some("0123".into());
+        write_marker(&path, &m).unwrap();
+        match Store::open_existing(&path) {
+            Err(e @ StoreError::Damaged(_)) => assert!(e.to_string().starts_with("store damaged: ")),
+            Err(e) => panic!("expected Damaged, got {e}"),
+            Ok(_) => panic!("expected Damaged, got a store"),
+        }
+    }
+
+    #[test]
+    fn records_lost_without_an_error_end_a_full_pass_with_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::create_or_open(&dir.path().join("s.db")).unwrap();
+        store.write_batch(&[page("http://h/a/1", b"1", 1, 2), page("http://h/a/2", b"2", 0, 2)]).unwrap();
+        store.write_batch(&[page("http://h/a/1", b"1", 1, 2)]).unwrap();
+        assert_eq!(recorded_counts(&store.tree), Some(Counts { pages: 2, neighborhoods: 2, texts: 2 }));
+        assert!(store.check().unwrap().is_sound());
+        // What sled does with a leaf it cannot read: the records are just not there.
+        let key = crate::page_key("http://h/a/2", &detector::fingerprint::sha1(b"2"));
+        store.tree.remove(&key).unwrap();
+        store.tree.remove(b"n/http://h/a/").unwrap();
+        let last = store.pages().last().unwrap();
+        assert!(matches!(last, Err(StoreError::Damaged(ref w)) if w.contains("holds 1 pages")), "{last:?}");
+        assert!(store.totals().is_err());
+        assert!(store.neighborhoods().any(|n| n.is_err()));
+        let report = store.check().unwrap();
+        assert_eq!(report.problems.len(), 2, "{:?}", report.problems);
+        // A partial pass (a prefix) is not a full one: no count to compare.
+        assert!(store.pages_under("http://h/a/1").all(|p| p.is_ok()));
+    }
+
+    #[test]
+    fn snapshots_are_served_to_readers_while_the_store_is_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let store = Store::create_or_open(&path).unwrap();
+        store.write_batch(&[page("http://h/1", b"1", 1, 2)]).unwrap();
+        // Without a server: one plain error naming the holder.
+        match Store::open_for_reading(&path) {
+            Err(e @ StoreError::InUse { .. }) => {
+                assert!(e.to_string().contains(&format!("(pid {})", std::process::id())), "{e}")
+            }
+            Err(e) => panic!("expected InUse, got {e}"),
+            Ok(_) => panic!("expected InUse, got a store"),
+        }
+        store.serve_snapshots().unwrap();
+        let snap = Store::open_for_reading(&path).unwrap();
+        assert_eq!(snap.snapshot_of().map(|h| h.pid), Some(std::process::id()));
+        assert_eq!(snap.totals().unwrap(), store.totals().unwrap());
+        // The snapshot is a copy: later writes to the store are not in it.
+        store.write_batch(&[page("http://h/2", b"2", 0, 2)]).unwrap();
+        assert_eq!(snap.totals().unwrap().pages, 1);
+        assert_eq!(Store::open_for_reading(&path).unwrap().totals().unwrap().pages, 2);
+        // A wrong token is refused.
+        let mut h = read_holder(&path).unwrap();
+        h.token = Some("0".repeat(32));
+        assert!(fetch_snapshot(&h).is_err());
+        drop(store);
+        assert!(!path.join(OWNER).exists());
+        assert_eq!(Store::open_for_reading(&path).unwrap().totals().unwrap().pages, 2);
     }
 }
