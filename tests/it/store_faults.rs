@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use common::*;
 
 /// Where in each file the damage goes, as fractions of its length.
-const AT: [f64; 7] = [0.03, 0.17, 0.33, 0.5, 0.66, 0.81, 0.97];
+/// A store has three files or more (`conf`, `db`, the marker; sled snapshots, blobs): 60+
+/// damaged copies.
+const AT: [f64; 10] = [0.03, 0.12, 0.23, 0.34, 0.45, 0.5, 0.61, 0.72, 0.83, 0.97];
 
 #[derive(Clone, Copy, Debug)]
 enum Damage {

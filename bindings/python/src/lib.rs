@@ -205,7 +205,7 @@ fn recrawl_plan(
 ) -> PyResult<Vec<(String, Vec<String>, Vec<String>)>> {
     let plan = py
         .allow_threads(|| -> anyhow::Result<_> {
-            let store = store::Store::open(&store_path)?;
+            let store = store::Store::open_existing(&store_path)?;
             ditto::analysis::recrawl::skip_plan(&store, threshold, simhash_k)
         })
         .map_err(err)?;
