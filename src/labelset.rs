@@ -301,17 +301,6 @@ impl SourceNames for LabelSetNames {
     }
 }
 
-/// Open an existing store to read it (every command but `scan`, `crawl` and `demo`): a
-/// missing path or one that is not a ditto store is an error; while another ditto holds the
-/// store, a consistent snapshot it serves is read instead, and stderr says so.
-pub fn open_store_for_reading(path: &Path) -> Result<Store> {
-    let store = Store::open_for_reading(path)?;
-    if let Some(h) = store.snapshot_of() {
-        eprintln!("store in use by {h}: reading a consistent snapshot it served of {}", path.display());
-    }
-    Ok(store)
-}
-
 /// Source titles for `ditto report --labelset FILE`: FILE must be the label set the stores
 /// were scanned with (by name, normalization, entries and minimum chunk length, as `scan`
 /// checks), or the report would name wrong sources. Without FILE: [`source_names`].

@@ -249,7 +249,7 @@ fn write_header(w: &mut impl Write, format: OriginFormat) -> Result<()> {
 
 /// `ditto origins --live`: the rows `ditto scan/crawl --origins` stored, in arrival order.
 fn run_live(cfg: &OriginsConfig) -> Result<()> {
-    let store = crate::labelset::open_store_for_reading(&cfg.store)?;
+    let store = crate::analysis::open_store_for_reading(&cfg.store)?;
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
     write_header(&mut w, cfg.format)?;
@@ -277,7 +277,7 @@ pub fn run(cfg: OriginsConfig) -> Result<()> {
     if cfg.live {
         return run_live(&cfg);
     }
-    let store = crate::labelset::open_store_for_reading(&cfg.store)?;
+    let store = crate::analysis::open_store_for_reading(&cfg.store)?;
     let mut pages: Vec<(i64, String, String)> = Vec::new();
     for r in store.pages() {
         let r = r?;

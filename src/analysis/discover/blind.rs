@@ -145,7 +145,7 @@ pub fn run_discovery(cfg: &DiscoverConfig) -> Result<Discovery> {
 fn corpus_normalization(corpus: &Corpus) -> Result<Normalization> {
     match corpus {
         Corpus::Store(p) => {
-            let store = crate::labelset::open_store_for_reading(p)?;
+            let store = crate::analysis::open_store_for_reading(p)?;
             store_normalization(&store)
         }
         Corpus::Inputs(c) => Ok(c.normalization),

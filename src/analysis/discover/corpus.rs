@@ -75,7 +75,7 @@ fn pages_from_store(
     files: bool,
     mut f: impl FnMut(PageHashes) -> Result<()>,
 ) -> Result<PassStats> {
-    let store = crate::labelset::open_store_for_reading(path)?;
+    let store = crate::analysis::open_store_for_reading(path)?;
     let norm = store_normalization(&store)?;
     let mut st = PassStats::default();
     let mut seq = 0u32;

@@ -121,7 +121,7 @@ pub fn export(cfg: &ExportConfig) -> Result<()> {
     if cfg.format == ExportFormat::Parquet && !cfg!(feature = "parquet") {
         bail!("{}; use --format csv", crate::report::PARQUET_MISSING);
     }
-    let store = crate::labelset::open_store_for_reading(&cfg.store)?;
+    let store = crate::analysis::open_store_for_reading(&cfg.store)?;
     let norm = store_normalization(&store)?;
     drop(store);
     let stops = load_stops(norm, &cfg.stop_paths, cfg.no_default_stops)?;

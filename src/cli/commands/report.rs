@@ -10,7 +10,7 @@ use crate::report::{self, Format, Level};
 
 pub fn run(a: &ReportArgs) -> Result<()> {
     let stores =
-        a.store.iter().map(|p| crate::labelset::open_store_for_reading(p)).collect::<Result<Vec<_>>>()?;
+        a.store.iter().map(|p| crate::analysis::open_store_for_reading(p)).collect::<Result<Vec<_>>>()?;
     let stores: Vec<&Store> = stores.iter().collect();
     let names = crate::labelset::source_names_checked(&stores, a.labelset.as_deref())?;
     let (th, mut rows) = report::build_merged(&stores, names.as_ref(), &a.to_config(), a.review_filter())?;

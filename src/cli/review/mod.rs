@@ -133,7 +133,7 @@ pub fn run(a: ReviewArgs) -> Result<()> {
 pub fn labels_cmd(c: LabelsCommand) -> Result<()> {
     match c {
         LabelsCommand::Export { store } => {
-            let store = crate::labelset::open_store_for_reading(&store)?;
+            let store = crate::analysis::open_store_for_reading(&store)?;
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             let n = store.export_labels(&mut out)?;
