@@ -299,13 +299,7 @@ pub fn load_for_scan(
         bail!("{} is a label set of {}, --labelset needs one of chunks", labelset.display(), ls.kind());
     }
     let norm = ls.normalization();
-    let h = ls.header();
-    let identity = LabelSetIdentity {
-        name: h.name.clone(),
-        normalization: norm.to_string(),
-        entries: ls.len() as u64,
-        min_chars: h.min_chars as u64,
-    };
+    let identity = identity_of(&ls);
     let files = match file_labelset {
         None => None,
         Some(p) => {
@@ -344,11 +338,22 @@ pub fn load_for_scan(
     })
 }
 
-/// Open (creating it if missing) the store a scan or crawl writes its verdicts to, bound to
-/// the label set it runs with, and add the store's reviewed stop chunks to `loaded`: the one
-/// way every writing command opens its store.
+/// What a store records of the label set it was scanned with.
+fn identity_of(ls: &LabelSet) -> LabelSetIdentity {
+    let h = ls.header();
+    LabelSetIdentity {
+        name: h.name.clone(),
+        normalization: ls.normalization().to_string(),
+        entries: ls.len() as u64,
+        min_chars: h.min_chars as u64,
+    }
+}
+
+/// Open (creating it if missing or an empty directory) the store a scan or crawl writes its
+/// verdicts to, bound to the label set it runs with, and add the store's reviewed stop chunks
+/// to `loaded`: the one way every writing command opens its store (`store::lifecycle`).
 pub fn open_store_for_writing(store: &Path, labelset: &Path, loaded: &mut Loaded) -> Result<Arc<Store>> {
-    let store = Store::open(store)?;
+    let store = Store::create_or_open(store)?;
     bind_store(&store, &loaded.identity, labelset)?;
     add_store_stops(loaded, &store)?;
     Ok(Arc::new(store))
@@ -396,6 +401,40 @@ impl SourceNames for LabelSetNames {
     fn name(&self, id: u32) -> Option<(String, String)> {
         self.0.source(id).map(|s| (s.title.to_string(), s.url.to_string()))
     }
+}
+
+/// Source titles for `ditto report --labelset FILE`: FILE must be the label set the stores
+/// were scanned with (by name, normalization, entries and minimum chunk length, as `scan`
+/// checks), or the report would name wrong sources. Without FILE: [`source_names`].
+pub fn source_names_checked(stores: &[&Store], labelset: Option<&Path>) -> Result<Box<dyn SourceNames>> {
+    let Some(path) = labelset else {
+        return Ok(match stores.first() {
+            Some(s) => source_names(s, None),
+            None => Box::new(crate::report::NoSourceNames),
+        });
+    };
+    let ls = LabelSet::open(path).with_context(|| format!("opening label set {}", path.display()))?;
+    let given = identity_of(&ls);
+    for store in stores {
+        if let Some(bound) = store.label_set()? {
+            if bound != given {
+                bail!(
+                    "--labelset {}: this store was scanned with label set {:?} ({} entries, normalization \
+                     {}, chunks > {} chars), not {:?} ({} entries, normalization {}, chunks > {} chars)",
+                    path.display(),
+                    bound.name,
+                    bound.entries,
+                    bound.normalization,
+                    bound.min_chars,
+                    given.name,
+                    given.entries,
+                    given.normalization,
+                    given.min_chars
+                );
+            }
+        }
+    }
+    Ok(Box::new(LabelSetNames(ls)))
 }
 
 /// Source titles for reports: the given label set, or the one the store was scanned with.

@@ -8,3 +8,17 @@ pub mod origins;
 pub mod quilts;
 pub mod recrawl;
 pub mod replicas;
+
+use std::path::Path;
+
+/// Open an existing store to read it (every command but `scan`, `crawl` and `demo`): a
+/// missing path or one that is not a ditto store is an error; while another ditto holds the
+/// store, a consistent snapshot it serves is read instead, and stderr says so
+/// (`store::lifecycle`).
+pub fn open_store_for_reading(path: &Path) -> anyhow::Result<store::Store> {
+    let store = store::Store::open_for_reading(path)?;
+    if let Some(h) = store.snapshot_of() {
+        eprintln!("store in use by {h}: reading a consistent snapshot it served of {}", path.display());
+    }
+    Ok(store)
+}

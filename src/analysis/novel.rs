@@ -151,8 +151,8 @@ pub fn changed_pages(old: &Store, new: &Store) -> Result<Vec<ChangedPage>> {
 /// the first novel segment) and written as JSON Lines to `out`. Returns how many.
 pub fn report_changes(old: &Path, new: &Path, out: &Path) -> Result<usize> {
     let changed = {
-        let old = Store::open(old)?;
-        let new = Store::open(new)?;
+        let old = crate::analysis::open_store_for_reading(old)?;
+        let new = crate::analysis::open_store_for_reading(new)?;
         changed_pages(&old, &new)?
     };
     let mut f = std::io::BufWriter::new(

@@ -23,7 +23,6 @@ use detector::fingerprint::parse_hex;
 use detector::origins::{Estimation, Eviction, OriginConfig, OriginDetector, Selection, BRIDGE_T};
 use detector::shingles::{visible_text, words};
 use serde::Serialize;
-use store::Store;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
@@ -250,7 +249,7 @@ fn write_header(w: &mut impl Write, format: OriginFormat) -> Result<()> {
 
 /// `ditto origins --live`: the rows `ditto scan/crawl --origins` stored, in arrival order.
 fn run_live(cfg: &OriginsConfig) -> Result<()> {
-    let store = Store::open(&cfg.store).with_context(|| format!("opening {}", cfg.store.display()))?;
+    let store = crate::analysis::open_store_for_reading(&cfg.store)?;
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
     write_header(&mut w, cfg.format)?;
@@ -278,7 +277,7 @@ pub fn run(cfg: OriginsConfig) -> Result<()> {
     if cfg.live {
         return run_live(&cfg);
     }
-    let store = Store::open(&cfg.store).with_context(|| format!("opening {}", cfg.store.display()))?;
+    let store = crate::analysis::open_store_for_reading(&cfg.store)?;
     let mut pages: Vec<(i64, String, String)> = Vec::new();
     for r in store.pages() {
         let r = r?;

@@ -317,7 +317,7 @@ pub fn analyze(cfg: &QuiltsConfig) -> Result<(Vec<QuiltOut>, QuiltTotals)> {
     if cfg.k == 0 || cfg.m < 2 || !(0.0..=1.0).contains(&cfg.theta) {
         bail!("need k ≥ 1, m ≥ 2 and 0 ≤ θ ≤ 1");
     }
-    let store = Store::open(&cfg.store).with_context(|| format!("opening {}", cfg.store.display()))?;
+    let store = crate::analysis::open_store_for_reading(&cfg.store)?;
     let norm = store_normalization(&store)?;
     let mut run = QuiltRun {
         cfg,

@@ -199,14 +199,14 @@ pub fn run(cfg: RecrawlConfig) -> Result<()> {
         }
     }
     let (plan, old) = {
-        let old_store = Store::open(&cfg.store)?;
+        let old_store = crate::analysis::open_store_for_reading(&cfg.store)?;
         (plan(&old_store, cfg.threshold, cfg.simhash_k)?, hashes(&old_store)?)
     };
     let dir = cfg.new_store.with_extension("recrawl");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     run_pass(&cfg, &dir, "pass1", &plan.pass1)?;
     let new = {
-        let new_store = Store::open(&cfg.new_store)?;
+        let new_store = crate::analysis::open_store_for_reading(&cfg.new_store)?;
         hashes(&new_store)?
     };
     let mut pass2 = Vec::new();

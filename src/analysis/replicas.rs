@@ -591,7 +591,7 @@ pub fn mirrors_of(pages: &[PageInfo], r: &Replicas, cfg: MirrorConfig) -> Vec<Mi
 /// `ditto replicas`.
 pub fn run(cfg: ReplicasConfig) -> Result<()> {
     let started = std::time::Instant::now();
-    let store = Store::open(&cfg.store)?;
+    let store = crate::analysis::open_store_for_reading(&cfg.store)?;
     let (pages, docs) = load(&store)?;
     let loaded = started.elapsed().as_secs_f64();
     let r = find_replicas(&docs, &config(&cfg));

@@ -82,6 +82,21 @@ enum Command {
     /// Origin of each page's text segments in arrival order, in fixed memory (Abdel-Hamid
     /// et al. 2009): dominant origin, copied share, novel segments.
     Origins(Box<flags::origins::OriginsArgs>),
+    /// Check a store (`ditto store check --store PATH`).
+    #[command(subcommand)]
+    Store(flags::store::StoreCommand),
+}
+
+/// This command as a store's owner file names it: `ditto crawl`, `ditto labels export`, …
+fn holder_name() -> String {
+    let words: Vec<String> =
+        std::env::args_os().skip(1).take(2).map(|a| a.to_string_lossy().into_owned()).collect();
+    let groups = ["labels", "labelset", "stopchunks", "export", "store"];
+    match words.as_slice() {
+        [group, sub, ..] if groups.contains(&group.as_str()) => format!("ditto {group} {sub}"),
+        [cmd, ..] => format!("ditto {cmd}"),
+        [] => "ditto".into(),
+    }
 }
 
 #[derive(Subcommand)]
@@ -112,6 +127,7 @@ enum LabelsetCommand {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    store::lifecycle::set_holder_name(&holder_name());
     let result = match cli.command {
         Command::Labelset(LabelsetCommand::Build(a)) => commands::labelset::build(&a),
         Command::Labelset(LabelsetCommand::Info { file, json }) => labels::info(&file, json),
@@ -133,6 +149,7 @@ pub fn main() -> ExitCode {
         Command::Origins(a) => crate::analysis::origins::run(a.to_config()),
         Command::Stopchunks(c) => crate::analysis::discover::stopchunks(&c.to_config()),
         Command::Export(c) => crate::analysis::discover::export(&c.to_config()),
+        Command::Store(flags::store::StoreCommand::Check(a)) => commands::store::check(&a),
         Command::Demo { out, serve: None } => crate::cli::demo::run_demo(&out, false).map(|_| ()),
         Command::Demo { out, serve: Some(addr) } => crate::cli::demo::serve_demo(&out, addr),
     };

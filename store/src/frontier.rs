@@ -189,7 +189,7 @@ pub(crate) fn fp_key(prefix: &[u8], fp: u64) -> Vec<u8> {
     [prefix, &fp.to_be_bytes()[..]].concat()
 }
 
-fn decode_entry(k: &[u8], v: &[u8]) -> Result<FrontierEntry> {
+pub(crate) fn decode_entry(k: &[u8], v: &[u8]) -> Result<FrontierEntry> {
     serde_json::from_slice(v).map_err(|e| corrupt(&String::from_utf8_lossy(k), e))
 }
 

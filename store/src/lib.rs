@@ -29,7 +29,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use detector::fingerprint::{hex, Sha1Digest};
 use detector::{NeighborhoodAccumulator, PageOrigin};
@@ -37,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod frontier;
 pub mod labels;
+pub mod lifecycle;
 pub mod record;
 pub use frontier::{url_fingerprint, AddOutcome, CompactSeenSet, FrontierEntry};
 
@@ -65,16 +66,31 @@ const LIVE_ORIGINS: &[u8] = b"o/";
 /// What went wrong, by kind.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot open store {path}: {source}")]
-    Open { path: String, source: sled::Error },
+    #[error("cannot open store {path}: {cause}")]
+    Open { path: String, cause: sled::Error },
+    /// sled's errors other than corruption (those are [`StoreError::Damaged`]).
     #[error("store I/O error: {0}")]
-    Sled(#[from] sled::Error),
+    Sled(sled::Error),
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("no ditto store at {path} (a store is created by `ditto scan` or `ditto crawl`)")]
+    Missing { path: String },
+    #[error("{path} is not a ditto store: {why}; refusing to use it")]
+    NotAStore { path: String, why: String },
+    /// The store's files are damaged (sled's panics on them end up here too).
+    #[error("store damaged: {0}")]
+    Damaged(String),
+    #[error("store in use by {}: {path} is held open by that process; try again when it ends",
+             holder.as_ref().map_or("another process (pid unknown)".into(), |h| h.to_string()))]
+    InUse { path: String, holder: Option<lifecycle::Holder> },
+    #[error("store in use by {holder}: {path}: reading a snapshot from it failed: {why}")]
+    SnapshotFailed { path: String, holder: String, why: String },
     #[error(
         "store format version {found} is not the one this ditto reads ({STORE_FORMAT_VERSION}): \
          the store was written by another version of ditto; scan again into a new store"
     )]
     Version { found: String },
-    #[error("corrupt store record under key {key}: {why}")]
+    #[error("store damaged: corrupt record under key {key}: {why}")]
     Corrupt { key: String, why: String },
     #[error("{0}")]
     LabelSetMismatch(String),
@@ -262,28 +278,23 @@ pub struct StoreTotals {
 
 /// An open store.
 pub struct Store {
-    db: sled::Db,
-    tree: sled::Tree,
-    /// One writer at a time: batches read accumulators before writing them.
-    write_lock: Mutex<()>,
+    /// sled, every call guarded against its panics (see [`lifecycle`]).
+    db: lifecycle::Db,
+    tree: lifecycle::Tree,
+    /// One writer at a time: batches read accumulators before writing them (shared with the
+    /// snapshot server, which reads under it).
+    write_lock: Arc<Mutex<()>>,
     /// The frontier's seen set in memory (see [`frontier`]).
     seen: Mutex<CompactSeenSet>,
+    /// The store directory (marker, owner file, snapshot server) or the snapshot this is.
+    life: lifecycle::Life,
 }
 
 impl Store {
-    /// Open (creating if absent) the store at `path`.
+    /// Open (creating if absent) the store at `path`: [`Store::create_or_open`]. Commands
+    /// that only read use [`Store::open_existing`] or [`Store::open_for_reading`].
     pub fn open(path: &Path) -> Result<Store> {
-        let db = sled::Config::new()
-            .path(path)
-            .cache_capacity(256 << 20)
-            .flush_every_ms(Some(1000))
-            .open()
-            .map_err(|source| StoreError::Open { path: path.display().to_string(), source })?;
-        let tree = db.open_tree("ditto")?;
-        let store =
-            Store { db, tree, write_lock: Mutex::new(()), seen: Mutex::new(CompactSeenSet::default()) };
-        store.check_version()?;
-        Ok(store)
+        Store::create_or_open(path)
     }
 
     fn check_version(&self) -> Result<()> {
@@ -350,7 +361,7 @@ impl Store {
 
     /// True when this capture (URL + digest) is already stored.
     pub fn has_page(&self, url: &str, file_hash: &Sha1Digest) -> Result<bool> {
-        Ok(self.tree.contains_key(page_key(url, file_hash))?)
+        self.tree.contains_key(page_key(url, file_hash))
     }
 
     /// Write pages and their neighborhood contributions atomically. Pages already stored
@@ -364,6 +375,7 @@ impl Store {
         let mut host_counts: BTreeMap<&str, u64> = BTreeMap::new();
         let mut links: Vec<FrontierEntry> = Vec::new();
         let mut fresh;
+        let mut counts = lifecycle::Counts::default();
         for p in pages {
             if let Some((url, host)) = &p.fetched {
                 batch.remove(frontier::fp_key(frontier::INFLIGHT, url_fingerprint(url)));
@@ -383,6 +395,7 @@ impl Store {
                 continue;
             }
             if let Some(text) = &rows.text {
+                counts.texts += 1;
                 batch.insert([TEXT, &key[PAGE.len()..]].concat(), text.as_slice());
             }
             if let Some(shingles) = &rows.shingles {
@@ -399,7 +412,10 @@ impl Store {
             let mut acc = match self.tree.get(&key)? {
                 Some(v) => NeighborhoodAccumulator::decode(&v)
                     .ok_or_else(|| corrupt(n, "neighborhood accumulator is not 32 bytes"))?,
-                None => NeighborhoodAccumulator::default(),
+                None => {
+                    counts.neighborhoods += 1;
+                    NeighborhoodAccumulator::default()
+                }
             };
             acc.add(&delta);
             batch.insert(key, acc.encode().to_vec());
@@ -408,6 +424,8 @@ impl Store {
             let n = self.host_pages(host)? + n;
             batch.insert([frontier::HOST_COUNT, host.as_bytes()].concat(), n.to_le_bytes().to_vec());
         }
+        counts.pages = out.written;
+        lifecycle::add_counts(&self.tree, &mut batch, &counts)?;
         let added = self.stage_links(&links, &mut batch)?;
         out.links_queued = added.queued;
         self.tree.apply_batch(batch)?;
@@ -426,7 +444,8 @@ impl Store {
 
     /// Every stored text, in URL order: (URL, file SHA-1, blocks).
     pub fn texts(&self) -> impl Iterator<Item = Result<(String, Sha1Digest, Vec<String>)>> + '_ {
-        self.tree.scan_prefix(TEXT).map(|kv| {
+        let expected = lifecycle::recorded_counts(&self.tree).map(|c| c.texts);
+        let it = self.tree.scan_prefix(TEXT).map(|kv| {
             let (k, v) = kv?;
             let rest = &k[TEXT.len()..];
             if rest.len() < 21 {
@@ -438,7 +457,8 @@ impl Store {
             d.copy_from_slice(hash);
             let blocks = record::decode_text(&v).map_err(|e| corrupt(&url, e))?;
             Ok((url, d, blocks))
-        })
+        });
+        lifecycle::Counted::new(it, expected, "page texts")
     }
 
     /// Make everything written so far durable.
@@ -448,8 +468,12 @@ impl Store {
     }
 
     /// All pages, in URL order.
+    /// At its end, the count is checked against the one recorded by the batches (see
+    /// [`lifecycle::Counts`]): records sled lost to damaged files are an error, not a
+    /// shorter answer.
     pub fn pages(&self) -> impl Iterator<Item = Result<PageRecord>> + '_ {
-        self.pages_under("")
+        let expected = lifecycle::recorded_counts(&self.tree).map(|c| c.pages);
+        lifecycle::Counted::new(self.pages_under(""), expected, "pages")
     }
 
     /// Pages whose URL starts with `prefix` (e.g. a neighborhood), in URL order.
@@ -523,13 +547,15 @@ impl Store {
 
     /// All neighborhoods with their accumulators, in prefix order.
     pub fn neighborhoods(&self) -> impl Iterator<Item = Result<(String, NeighborhoodAccumulator)>> + '_ {
-        self.tree.scan_prefix(HOOD).map(|kv| {
+        let expected = lifecycle::recorded_counts(&self.tree).map(|c| c.neighborhoods);
+        let it = self.tree.scan_prefix(HOOD).map(|kv| {
             let (k, v) = kv?;
             let name = String::from_utf8_lossy(&k[HOOD.len()..]).into_owned();
             let acc = NeighborhoodAccumulator::decode(&v)
                 .ok_or_else(|| corrupt(&name, "neighborhood accumulator is not 32 bytes"))?;
             Ok((name, acc))
-        })
+        });
+        lifecycle::Counted::new(it, expected, "neighborhoods")
     }
 
     /// One neighborhood's accumulator.
@@ -562,7 +588,7 @@ impl Store {
 
     /// Bytes the store occupies on disk.
     pub fn size_on_disk(&self) -> Result<u64> {
-        Ok(self.db.size_on_disk()?)
+        self.db.size_on_disk()
     }
 }
 
@@ -594,7 +620,7 @@ fn hood_key(prefix: &str) -> Vec<u8> {
 }
 
 fn corrupt(key: &str, why: impl std::fmt::Display) -> StoreError {
-    StoreError::Corrupt { key: key.to_string(), why: why.to_string() }
+    StoreError::Corrupt { key: lifecycle::escape(key), why: lifecycle::escape(&why.to_string()) }
 }
 
 /// Hex of a digest (re-exported for callers building records).
@@ -607,7 +633,7 @@ mod tests {
     use super::*;
     use detector::matching::PageVerdict;
 
-    fn page(url: &str, body: &[u8], labeled: u32, chunks: u32) -> PageWrite {
+    pub(crate) fn page(url: &str, body: &[u8], labeled: u32, chunks: u32) -> PageWrite {
         let v = PageVerdict {
             chunks,
             labeled_chunks: labeled,

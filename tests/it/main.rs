@@ -35,4 +35,6 @@ mod shared_data;
 mod small_web;
 mod spark_discover;
 mod spark_scan;
+mod store_faults;
+mod store_lifecycle;
 mod warc_reader;

@@ -312,7 +312,17 @@ async fn hostile_pages_render_inert_and_labels_need_csrf_and_change_reports() {
     assert!(row["time"].as_i64().unwrap() > 1_600_000_000);
     let file = tmp.path().join("labels.jsonl");
     fs::write(&file, &exported).unwrap();
-    let other = tmp.path().join("other.db");
+    // Labels go into an existing store (only scan, crawl and demo create one): a second scan.
+    let other_dir = tmp.path().join("other");
+    fs::create_dir_all(&other_dir).unwrap();
+    let other = hostile_store(&other_dir);
+    let missing = tmp.path().join("other.db");
+    let o = ditto()
+        .args(["labels", "import", "--store", missing.to_str().unwrap(), file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "labels import creates no store");
+    assert!(!missing.exists());
     run_ok(&["labels", "import", "--store", other.to_str().unwrap(), file.to_str().unwrap()]);
     let again = run_ok(&["labels", "export", "--store", other.to_str().unwrap()]);
     assert_eq!(String::from_utf8(again.stdout).unwrap(), exported);

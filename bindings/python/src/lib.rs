@@ -244,7 +244,7 @@ fn recrawl_plan(
 ) -> PyResult<Vec<PlanCluster>> {
     let plan = py
         .allow_threads(|| -> anyhow::Result<_> {
-            let store = store::Store::open(&store_path)?;
+            let store = store::Store::open_existing(&store_path)?;
             ditto::analysis::recrawl::skip_plan(&store, threshold, simhash_k)
         })
         .map_err(err)?;

@@ -10,7 +10,6 @@ use anyhow::{Context, Result};
 use detector::fingerprint::Sha1Digest;
 use detector::{Normalization, StopList};
 use labelsets::{Kind, LabelSetBuilder, StopChunks};
-use store::Store;
 
 use super::corpus::{for_each_page, Corpus, PassStats};
 use crate::analysis::counting::{Counter, CounterStats, CountingConfig, Histogram, SampledCounts, TempDir};
@@ -146,7 +145,7 @@ pub fn run_discovery(cfg: &DiscoverConfig) -> Result<Discovery> {
 fn corpus_normalization(corpus: &Corpus) -> Result<Normalization> {
     match corpus {
         Corpus::Store(p) => {
-            let store = Store::open(p).with_context(|| format!("opening store {}", p.display()))?;
+            let store = crate::analysis::open_store_for_reading(p)?;
             store_normalization(&store)
         }
         Corpus::Inputs(c) => Ok(c.normalization),

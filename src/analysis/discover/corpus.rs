@@ -11,7 +11,6 @@ use anyhow::{anyhow, Context, Result};
 use crossbeam_channel::Receiver;
 use detector::fingerprint::{fingerprint_with_file_hash, parse_hex, sha1, Sha1Digest};
 use detector::{CleanOptions, Normalization, TrapRules};
-use store::Store;
 
 use crate::labelset::store_normalization;
 use crate::pipeline::metrics::{Skips, StageMetrics};
@@ -76,7 +75,7 @@ fn pages_from_store(
     files: bool,
     mut f: impl FnMut(PageHashes) -> Result<()>,
 ) -> Result<PassStats> {
-    let store = Store::open(path).with_context(|| format!("opening store {}", path.display()))?;
+    let store = crate::analysis::open_store_for_reading(path)?;
     let norm = store_normalization(&store)?;
     let mut st = PassStats::default();
     let mut seq = 0u32;

@@ -6,11 +6,10 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use detector::fingerprint::hex;
 use detector::StopList;
 use labelsets::StopChunks;
-use store::Store;
 
 use super::corpus::{for_each_page, Corpus};
 use crate::labelset::{load_stops, store_normalization};
@@ -122,7 +121,7 @@ pub fn export(cfg: &ExportConfig) -> Result<()> {
     if cfg.format == ExportFormat::Parquet && !cfg!(feature = "parquet") {
         bail!("{}; use --format csv", crate::report::PARQUET_MISSING);
     }
-    let store = Store::open(&cfg.store).with_context(|| format!("opening store {}", cfg.store.display()))?;
+    let store = crate::analysis::open_store_for_reading(&cfg.store)?;
     let norm = store_normalization(&store)?;
     drop(store);
     let stops = load_stops(norm, &cfg.stop_paths, cfg.no_default_stops)?;

@@ -120,7 +120,7 @@ fn first_texts(
 ) -> Result<HashMap<Sha1Digest, (String, String)>> {
     let mut found: HashMap<Sha1Digest, (String, String)> = HashMap::with_capacity(best.len());
     let wanted: HashSet<Sha1Digest> = best.iter().map(|b| b.1).collect();
-    let store = Store::open(store_path)?;
+    let store = crate::analysis::open_store_for_reading(store_path)?;
     let norm = store_normalization(&store)?;
     let texts = crate::source::text::TextSource::new(&store)?;
     for item in texts.texts() {
@@ -225,7 +225,7 @@ pub fn stopchunks(cfg: &StopchunksConfig) -> Result<()> {
 
 /// `ditto stopchunks export`: the reviewed stop chunks on standard output.
 fn export_reviewed(store_path: &Path) -> Result<()> {
-    let store = Store::open(store_path).with_context(|| format!("opening store {}", store_path.display()))?;
+    let store = crate::analysis::open_store_for_reading(store_path)?;
     let stdout = io::stdout();
     let mut w = io::BufWriter::new(stdout.lock());
     let n = write_reviewed_stops(&mut w, &store)?;
@@ -236,7 +236,7 @@ fn export_reviewed(store_path: &Path) -> Result<()> {
 
 /// `ditto stopchunks suggest`: the suggestions to `--output` or standard output.
 fn suggest_to_output(c: &SuggestConfig) -> Result<()> {
-    let store = Store::open(&c.store).with_context(|| format!("opening store {}", c.store.display()))?;
+    let store = crate::analysis::open_store_for_reading(&c.store)?;
     let norm = store_normalization(&store)?;
     drop(store);
     let stops = load_stops(norm, &c.stop_paths, c.no_default_stops)?;

@@ -7,6 +7,7 @@ pub mod labelset;
 pub mod report;
 pub mod scan;
 pub mod stats;
+pub mod store;
 
 use std::path::Path;
 

@@ -9,13 +9,10 @@ use crate::cli::flags::report::ReportArgs;
 use crate::report::{self, Format, Level};
 
 pub fn run(a: &ReportArgs) -> Result<()> {
-    let stores = a
-        .store
-        .iter()
-        .map(|p| Store::open(p).with_context(|| p.display().to_string()))
-        .collect::<Result<Vec<_>>>()?;
+    let stores =
+        a.store.iter().map(|p| crate::analysis::open_store_for_reading(p)).collect::<Result<Vec<_>>>()?;
     let stores: Vec<&Store> = stores.iter().collect();
-    let names = crate::labelset::source_names(stores[0], a.labelset.as_deref());
+    let names = crate::labelset::source_names_checked(&stores, a.labelset.as_deref())?;
     let (th, mut rows) = report::build_merged(&stores, names.as_ref(), &a.to_config(), a.review_filter())?;
     if !a.near_dups {
         for r in &mut rows {

@@ -18,6 +18,8 @@ pub fn run(a: &ScanArgs) -> Result<()> {
     )?;
     let cfg = a.to_config(loaded.normalization)?;
     let store = labelset::open_store_for_writing(&a.store, &a.labelset, &mut loaded)?;
+    // `ditto report`/`stats`/`labels export` read consistent snapshots of it meanwhile.
+    store.serve_snapshots()?;
     let part = a.partition.unwrap_or(crawler::partition::Partition::SINGLE);
     loaded.matcher.origins = a.origins.map(|m| Arc::new(crate::live::origins::LiveOrigins::new(m)));
     loaded.matcher.keep_text = a.keep_text;

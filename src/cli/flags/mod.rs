@@ -14,6 +14,7 @@ pub mod report;
 pub mod scan;
 pub mod stats;
 pub mod stopchunks;
+pub mod store;
 
 /// Parse a size: `123`, `64KiB`, `512MB`, `1.5G` (K, M, G, T with or without `B`/`iB` are
 /// powers of 1024).

@@ -90,7 +90,9 @@ pub fn run(a: ReviewArgs) -> Result<()> {
     if let Some(w) = &warning {
         eprintln!("{w}");
     }
-    let store = Arc::new(Store::open(&a.store)?);
+    let store = Arc::new(Store::open_existing(&a.store)?);
+    // `ditto report`/`stats`/`labels export` read snapshots of it while the review runs.
+    store.serve_snapshots()?;
     let names = Names::open(&store, a.labelset.as_deref());
     let t0 = std::time::Instant::now();
     let mut review = Review::build(store, names, a.threshold, &a.reviewer)?;
@@ -131,7 +133,7 @@ pub fn run(a: ReviewArgs) -> Result<()> {
 pub fn labels_cmd(c: LabelsCommand) -> Result<()> {
     match c {
         LabelsCommand::Export { store } => {
-            let store = Store::open(&store)?;
+            let store = crate::analysis::open_store_for_reading(&store)?;
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             let n = store.export_labels(&mut out)?;
@@ -139,7 +141,7 @@ pub fn labels_cmd(c: LabelsCommand) -> Result<()> {
             eprintln!("{n} labels exported");
         }
         LabelsCommand::Import { store, file } => {
-            let store = Store::open(&store)?;
+            let store = Store::open_existing(&store)?;
             let o = if file.as_os_str() == "-" {
                 store.import_labels(&mut std::io::stdin().lock())?
             } else {
