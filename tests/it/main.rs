@@ -29,6 +29,7 @@ mod replicas_reuse;
 mod review_browser;
 mod review_stopchunks;
 mod review_web;
+mod setup_command;
 mod shared_data;
 mod small_web;
 mod spark_discover;
