@@ -2,6 +2,7 @@
 
 pub mod commands;
 pub mod demo;
+pub mod exit;
 pub mod flags;
 pub mod review;
 
@@ -25,7 +26,14 @@ standard deviation are reported, with the copied passages and their sources.\n\n
 Typical use:\n  \
 ditto labelset build --name wikipedia --min-chars 100 -o wikipedia.dls ../shared/data/wikipedia/articles\n  \
 ditto scan --store crawl.db --labelset wikipedia.dls some.warc.gz a-directory-of-pages/\n  \
-ditto report --store crawl.db --format table"
+ditto report --store crawl.db --format table",
+    after_long_help = "Exit codes (every command):\n  \
+0    done (also when stdout closes early, e.g. `ditto report | head`)\n  \
+1    error\n  \
+2    usage: a wrong flag or value, before anything is opened\n  \
+3    finished with failures: some inputs could not be read (WARC records, every seed \
+unreachable); the rest is stored\n  \
+130  interrupted by ^C: run the same command again to resume"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -107,6 +115,7 @@ enum LabelsetCommand {
 }
 
 pub fn main() -> ExitCode {
+    exit::quiet_broken_pipe_panics();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Labelset(LabelsetCommand::Build(a)) => commands::labelset::build(&a),
@@ -131,11 +140,5 @@ pub fn main() -> ExitCode {
         Command::Demo { out, serve: None } => crate::cli::demo::run_demo(&out, false).map(|_| ()),
         Command::Demo { out, serve: Some(addr) } => crate::cli::demo::serve_demo(&out, addr),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    exit::exit_code(result)
 }

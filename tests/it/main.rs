@@ -13,6 +13,7 @@ mod crawl_warc_rescan;
 mod digest_skip;
 mod discover_counting;
 mod discover_store;
+mod exit_codes;
 mod kill_resume;
 mod labelset_check;
 mod near_dup_live;

@@ -114,6 +114,9 @@ impl Scheduler {
             // One more try later, at a lower priority so it cannot loop forever.
             let retry = FrontierEntry { priority: 0, ..entry };
             self.store.frontier_requeue(&retry)?;
+        } else if e.kind == FetchErrorKind::Refused {
+            // Kept aside: the next run retries it (e.g. with --allow-private).
+            self.store.frontier_finish_refused(&entry)?;
         } else {
             self.store.frontier_finish(&entry.url, &[])?;
         }

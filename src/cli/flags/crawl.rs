@@ -100,7 +100,7 @@ pub struct CrawlArgs {
     #[arg(long, default_value_t = 60)]
     pub timeout: u64,
     /// Workers per CPU stage of detection. Default: number of cores.
-    #[arg(long)]
+    #[arg(long, value_parser = super::parse_threads)]
     pub threads: Option<usize>,
     /// Write the crawl and detection statistics as JSON to this file.
     #[arg(long)]

@@ -33,7 +33,7 @@ pub struct ScanArgs {
     #[arg(long)]
     pub url_prefix: Option<String>,
     /// Workers per CPU stage (clean, fingerprint, match). Default: number of cores.
-    #[arg(long)]
+    #[arg(long, value_parser = super::parse_threads)]
     pub threads: Option<usize>,
     /// Skip URLs whose path repeats a segment sequence this many times back to back
     /// (recursion errors, §3.4.1); 0 turns the check off.
