@@ -14,6 +14,7 @@ mod digest_skip;
 mod discover_counting;
 mod discover_store;
 mod exit_codes;
+mod first_hour;
 mod kill_resume;
 mod labelset_check;
 mod near_dup_live;

@@ -27,9 +27,10 @@ pub struct ScanArgs {
     /// Do not use the built-in list of benign idioms (see `labelsets/data/default-stopchunks.txt`).
     #[arg(long)]
     pub no_default_stop_chunks: bool,
-    /// URL prefix for directory inputs: a file's URL is prefix + relative path. With a
-    /// folder whose subfolders are host names, `--url-prefix http://` gives http://HOST/PATH.
-    /// Default: file://<absolute directory>/.
+    /// URL prefix for directory inputs: a file's URL is prefix + relative path. Default: a
+    /// folder whose subfolders are all host names (DIR/HOST/PATH) is read as
+    /// http://HOST/PATH; any other gets file://<absolute directory>/ URLs, which have no host
+    /// and so form no neighborhoods (the scan warns: give e.g. `--url-prefix http://HOST/`).
     #[arg(long)]
     pub url_prefix: Option<String>,
     /// Workers per CPU stage (clean, fingerprint, match). Default: number of cores.
