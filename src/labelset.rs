@@ -72,6 +72,18 @@ pub fn build(cfg: &BuildConfig) -> Result<()> {
         }
         .with_context(|| format!("reading {}", input.display()))?;
         eprintln!("{}: {} entries kept", input.display(), b.kept() - before);
+        if input_kind(input) == "dir"
+            && cfg.url_prefix.is_none()
+            && !matches!(crate::source::dir::layout(input), crate::source::dir::Layout::Hosts { .. })
+        {
+            eprintln!(
+                "warning: {}: without --url-prefix its sources are named by file (e.g. Mozilla.html), \
+                 which reports and the review page cannot link; give the URL the files were saved \
+                 from, e.g. --url-prefix https://en.wikipedia.org/wiki/ (URL = prefix + file name \
+                 without extension)",
+                input.display()
+            );
+        }
     }
     if b.kept() == 0 {
         bail!("no chunks kept from the inputs (min chars {}): nothing to write", cfg.min_chars);

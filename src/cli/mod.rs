@@ -24,7 +24,7 @@ paragraph chunks, each chunk is normalized and hashed with SHA-1, chunks found i
 neighborhood whose badness is the mean `contains` of its pages. Neighborhoods above mean + one \
 standard deviation are reported, with the copied passages and their sources.\n\n\
 Typical use:\n  \
-ditto labelset build --name wikipedia --min-chars 100 -o wikipedia.dls ../shared/data/wikipedia/articles\n  \
+ditto labelset build --name wikipedia --url-prefix https://en.wikipedia.org/wiki/ -o wikipedia.dls ../shared/data/wikipedia/articles\n  \
 ditto scan --store crawl.db --labelset wikipedia.dls some.warc.gz a-directory-of-pages/\n  \
 ditto report --store crawl.db --format table",
     after_long_help = "Exit codes (every command):\n  \

@@ -125,3 +125,68 @@ fn a_folder_whose_urls_have_no_host_is_warned_about_with_the_fix() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// The `sources[].url` of every report row.
+fn source_urls(db: &Path) -> Vec<String> {
+    let out = run_ok(&["report", "--store", db.to_str().unwrap(), "--format", "jsonl", "--threshold", "0.1"]);
+    let mut urls = Vec::new();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        for s in row["sources"].as_array().unwrap() {
+            urls.push(s["url"].as_str().unwrap_or("").to_string());
+        }
+    }
+    urls
+}
+
+#[test]
+fn label_set_sources_from_a_folder_are_linkable_or_warned_about() {
+    let tmp = tempfile::tempdir().unwrap();
+    let web = tmp.path().join("web");
+    host_path_web(&web);
+    // Label sources saved as HOST/PATH: their URLs are http://HOST/PATH, no flag needed.
+    let saved = tmp.path().join("saved");
+    for a in ["Albedo", "Aardvark", "ASCII", "Anarchism"] {
+        let src = shared_data().join(format!("wikipedia/articles/{a}.html"));
+        write(&saved, &format!("en.wikipedia.org/wiki/{a}.html"), &fs::read_to_string(src).unwrap());
+    }
+    let dls = tmp.path().join("hosts.dls");
+    let out =
+        run_ok(&["labelset", "build", "--name", "w", "-o", dls.to_str().unwrap(), saved.to_str().unwrap()]);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("warning"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let db = tmp.path().join("h.db");
+    run_ok(&[
+        "scan",
+        "--progress",
+        "none",
+        "--store",
+        db.to_str().unwrap(),
+        "--labelset",
+        dls.to_str().unwrap(),
+        web.to_str().unwrap(),
+    ]);
+    let urls = source_urls(&db);
+    assert!(
+        !urls.is_empty() && urls.iter().all(|u| u.starts_with("http://en.wikipedia.org/wiki/")),
+        "{urls:?}"
+    );
+
+    // A flat folder of articles (the shared sample's layout): warned, with the flag that fixes it.
+    let articles = shared_data().join("wikipedia/articles");
+    let flat = tmp.path().join("flat.dls");
+    let out = run_ok(&[
+        "labelset",
+        "build",
+        "--name",
+        "w",
+        "-o",
+        flat.to_str().unwrap(),
+        articles.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning:") && err.contains("--url-prefix https://en.wikipedia.org/wiki/"), "{err}");
+}
