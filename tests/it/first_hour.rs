@@ -190,3 +190,134 @@ fn label_set_sources_from_a_folder_are_linkable_or_warned_about() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("warning:") && err.contains("--url-prefix https://en.wikipedia.org/wiki/"), "{err}");
 }
+
+fn ditto_out(args: &[&str]) -> (Option<i32>, String, String) {
+    let o = ditto().args(args).output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn messages_say_what_is_wrong_and_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let web = tmp.path().join("web");
+    host_path_web(&web);
+    let db = tmp.path().join("d.db");
+    let dbs = db.to_str().unwrap();
+    run_ok(&[
+        "scan",
+        "--progress",
+        "none",
+        "--store",
+        dbs,
+        "--labelset",
+        labelset.to_str().unwrap(),
+        web.to_str().unwrap(),
+    ]);
+
+    // Bad JSON given to `labels import` is the input's fault, not the store's.
+    let bad = tmp.path().join("labels.jsonl");
+    fs::write(&bad, "this is not json\n").unwrap();
+    let (code, _, err) = ditto_out(&["labels", "import", "--store", dbs, bad.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("labels to import, line 1") && !err.contains("corrupt store"), "{err}");
+
+    // Without the parquet feature the error names every format this build writes.
+    if !cfg!(feature = "parquet") {
+        let (_, _, err) = ditto_out(&["report", "--store", dbs, "--format", "parquet", "-o", "x.parquet"]);
+        assert!(err.contains("jsonl, csv or table"), "{err}");
+    }
+
+    // --help is for people: no rustdoc link syntax.
+    let (_, help, _) = ditto_out(&["labelset", "import", "--help"]);
+    assert!(!help.contains("[`") && !help.contains("parse_hash_list"), "{help}");
+
+    // Reviewed neighborhoods left out by --unreviewed are counted, not hidden.
+    let (_, rows, _) = ditto_out(&["report", "--store", dbs, "--format", "jsonl"]);
+    let names: Vec<String> = rows
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["neighborhood"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(names.len() >= 2, "{names:?}");
+    let labels: String = names
+        .iter()
+        .map(|n| format!("{{\"neighborhood\":\"{n}\",\"label\":\"copied-for-profit\",\"reviewer\":\"t\",\"time\":1}}\n"))
+        .collect();
+    let lf = tmp.path().join("good.jsonl");
+    fs::write(&lf, labels).unwrap();
+    run_ok(&["labels", "import", "--store", dbs, lf.to_str().unwrap()]);
+    let (_, table, _) = ditto_out(&["report", "--store", dbs, "--unreviewed", "--format", "table"]);
+    let want = format!("{} above it, 0 listed ({} left out as reviewed", names.len(), names.len());
+    assert!(table.lines().next().is_some_and(|l| l.contains(&want)), "{table}");
+
+    // Nothing above a threshold: where the nearest sit and the --threshold that lists them.
+    let (_, out, err) = ditto_out(&["report", "--store", dbs, "--format", "jsonl", "--threshold", "0.99"]);
+    assert!(out.is_empty());
+    assert!(
+        err.contains("the highest below it: http://farm.test/") && err.contains("try --threshold 0."),
+        "{err}"
+    );
+    let suggested: String = err.split("try --threshold ").nth(1).unwrap().chars().take(4).collect();
+    let (_, out, _) = ditto_out(&["report", "--store", dbs, "--format", "jsonl", "--threshold", &suggested]);
+    assert!(out.contains("http://farm.test/"), "--threshold {suggested} lists nothing");
+}
+
+#[test]
+fn stop_chunk_suggestions_leave_out_numbers_and_symbols() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let web = tmp.path().join("web");
+    // Blocks every page repeats: numbers and symbols ("1", "0", "100%"), a boilerplate paragraph.
+    let boiler = "This page is part of our documentation archive; content is provided as is, without warranty of any kind, and may be outdated.";
+    for i in 0..30 {
+        write(
+            &web,
+            &format!("docs.test/p{i}.html"),
+            &format!("<html><body><p>1</p><p>0</p><p>100%</p><p>{boiler}</p><p>Page {i} has its own words here.</p></body></html>"),
+        );
+    }
+    let db = tmp.path().join("s.db");
+    run_ok(&[
+        "scan",
+        "--progress",
+        "none",
+        "--store",
+        db.to_str().unwrap(),
+        "--labelset",
+        labelset.to_str().unwrap(),
+        web.to_str().unwrap(),
+    ]);
+    let out = run_ok(&["stopchunks", "suggest", "--store", db.to_str().unwrap(), "--top", "5"]);
+    let list = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = list.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).collect();
+    assert!(lines.iter().any(|l| l.contains("documentation archive")), "{list}");
+    for noise in ["1", "0", "100%"] {
+        assert!(!lines.contains(&noise), "{noise:?} suggested: {lines:?}");
+    }
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("3 with fewer than 3 letters left out"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // --min-letters 0 keeps them.
+    let out = run_ok(&[
+        "stopchunks",
+        "suggest",
+        "--store",
+        db.to_str().unwrap(),
+        "--top",
+        "5",
+        "--min-letters",
+        "0",
+    ]);
+    assert!(String::from_utf8(out.stdout).unwrap().lines().any(|l| l == "100%"));
+}
