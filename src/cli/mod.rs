@@ -1,6 +1,7 @@
 //! The `ditto` command line: parses arguments into plain configs for the library.
 
 pub mod commands;
+pub mod config;
 pub mod demo;
 pub mod exit;
 pub mod flags;
@@ -9,7 +10,7 @@ pub mod review;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::labelset as labels;
 
@@ -38,6 +39,11 @@ unreachable); the rest is stored\n  \
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Read long options from a TOML file (`store = "crawl.db"`, `max-pages = 1000`,
+    /// `seed = ["https://a.example/"]`): the command line wins, then DITTO_STORE,
+    /// DITTO_LABELSET, DITTO_USER_AGENT, then the file, then the defaults.
+    #[arg(long, global = true, value_name = "FILE.toml")]
+    config: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -90,6 +96,16 @@ enum Command {
     /// Origin of each page's text segments in arrival order, in fixed memory (Abdel-Hamid
     /// et al. 2009): dominant origin, copied share, novel segments.
     Origins(Box<flags::origins::OriginsArgs>),
+    /// Print a shell completion script (e.g. `ditto completions bash > /etc/bash_completion.d/ditto`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write man pages (ditto.1, ditto-crawl.1, …) into a directory.
+    Man {
+        /// Where the pages go (created if missing).
+        dir: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -116,7 +132,14 @@ enum LabelsetCommand {
 
 pub fn main() -> ExitCode {
     exit::quiet_broken_pipe_panics();
-    let cli = Cli::parse();
+    let args = match config::expand(std::env::args_os().collect(), &Cli::command()) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    let cli = Cli::parse_from(args);
     let result = match cli.command {
         Command::Labelset(LabelsetCommand::Build(a)) => commands::labelset::build(&a),
         Command::Labelset(LabelsetCommand::Info { file, json }) => labels::info(&file, json),
@@ -139,6 +162,8 @@ pub fn main() -> ExitCode {
         Command::Export(c) => crate::analysis::discover::export(&c.to_config()),
         Command::Demo { out, serve: None } => crate::cli::demo::run_demo(&out, false).map(|_| ()),
         Command::Demo { out, serve: Some(addr) } => crate::cli::demo::serve_demo(&out, addr),
+        Command::Completions { shell } => config::completions(shell, Cli::command()),
+        Command::Man { dir } => config::man_pages(&dir, Cli::command()),
     };
     exit::exit_code(result)
 }

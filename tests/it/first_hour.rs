@@ -321,3 +321,72 @@ fn stop_chunk_suggestions_leave_out_numbers_and_symbols() {
     ]);
     assert!(String::from_utf8(out.stdout).unwrap().lines().any(|l| l == "100%"));
 }
+
+#[test]
+fn options_come_from_flags_then_environment_then_config_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let web = tmp.path().join("web");
+    host_path_web(&web);
+    let db = tmp.path().join("d.db");
+    run_ok(&[
+        "scan",
+        "--progress",
+        "none",
+        "--store",
+        db.to_str().unwrap(),
+        "--labelset",
+        labelset.to_str().unwrap(),
+        web.to_str().unwrap(),
+    ]);
+    let cfg = tmp.path().join("report.toml");
+    fs::write(&cfg, format!("store = {:?}\nformat = \"jsonl\"\nthreshold = 0.99\n", db.to_str().unwrap()))
+        .unwrap();
+    let rows = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).lines().count();
+    // The file alone: its store, format and threshold (nothing that high).
+    let o = ditto().args(["report", "--config", cfg.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(rows(&o), 0);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("above threshold 0.9900"));
+    // A flag beats the file.
+    let o =
+        ditto().args(["report", "--config", cfg.to_str().unwrap(), "--threshold", "0.1"]).output().unwrap();
+    assert!(rows(&o) >= 2, "{}", String::from_utf8_lossy(&o.stderr));
+    // The environment beats the file: DITTO_STORE names another (empty) store.
+    let empty = tmp.path().join("empty.db");
+    run_ok(&["stats", "--store", empty.to_str().unwrap()]);
+    let o = ditto()
+        .env("DITTO_STORE", &empty)
+        .args(["report", "--config", cfg.to_str().unwrap(), "--threshold", "0.1"])
+        .output()
+        .unwrap();
+    assert_eq!(rows(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    // And the environment alone works without the file.
+    let o = ditto()
+        .env("DITTO_STORE", &db)
+        .args(["report", "--format", "jsonl", "--threshold", "0.1"])
+        .output()
+        .unwrap();
+    assert!(rows(&o) >= 2, "{}", String::from_utf8_lossy(&o.stderr));
+    // A key that is no option of the command is a usage error naming it.
+    fs::write(&cfg, "stor = \"x\"\n").unwrap();
+    let o = ditto().args(["stats", "--config", cfg.to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("`stor` is not an option of `ditto stats`"));
+}
+
+#[test]
+fn completions_and_man_pages_come_from_the_clap_definitions() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = run_ok(&["completions", shell]);
+        let script = String::from_utf8(out.stdout).unwrap();
+        for word in ["crawl", "max-pages", "labelset"] {
+            assert!(script.contains(word), "{shell} completions lack {word}");
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    run_ok(&["man", tmp.path().to_str().unwrap()]);
+    let crawl = fs::read_to_string(tmp.path().join("ditto-crawl.1")).unwrap();
+    assert!(crawl.contains(".TH") && crawl.contains("max\\-pages"), "{}", &crawl[..crawl.len().min(400)]);
+    assert!(tmp.path().join("ditto.1").exists() && tmp.path().join("ditto-labelset-build.1").exists());
+}

@@ -18,7 +18,7 @@ use crate::pipeline::stages::Focus;
 #[derive(Args)]
 pub struct CrawlArgs {
     /// Store to write; holds the frontier too, so the same command resumes.
-    #[arg(long)]
+    #[arg(long, env = "DITTO_STORE")]
     pub store: PathBuf,
     /// Live origins of text segments (Abdel-Hamid et al. 2009) in a table of this size (e.g.
     /// 64MB), in the order pages are stored; `ditto origins --live` prints them. Off by
@@ -26,7 +26,7 @@ pub struct CrawlArgs {
     #[arg(long, value_parser = super::parse_bytes)]
     pub origins: Option<u64>,
     /// Chunk label set (.dls) to detect while crawling.
-    #[arg(long)]
+    #[arg(long, env = "DITTO_LABELSET")]
     pub labelset: PathBuf,
     /// File of seed URLs, one per line (# comments allowed).
     #[arg(long)]
@@ -36,7 +36,7 @@ pub struct CrawlArgs {
     pub seed: Vec<String>,
     /// Honest User-Agent with a contact URL or e-mail, e.g. "ditto/0.1 (+https://example.org/bot)".
     /// Required. Its product token ("ditto") is what robots.txt groups are matched against.
-    #[arg(long)]
+    #[arg(long, env = "DITTO_USER_AGENT")]
     pub user_agent: String,
     /// Stop after this many page fetches (robots.txt not counted).
     #[arg(long, default_value_t = 100_000)]

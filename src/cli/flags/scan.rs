@@ -13,10 +13,10 @@ use crate::pipeline::ScanConfig;
 #[derive(Args)]
 pub struct ScanArgs {
     /// Store to write (created if missing; re-running skips pages already stored).
-    #[arg(long)]
+    #[arg(long, env = "DITTO_STORE")]
     pub store: PathBuf,
     /// Chunk label set (.dls, kind chunks).
-    #[arg(long)]
+    #[arg(long, env = "DITTO_LABELSET")]
     pub labelset: PathBuf,
     /// Optional file label set (.dls, kind files) for whole-body matches (L_f).
     #[arg(long)]

@@ -40,7 +40,7 @@ impl StopchunksCommand {
 #[derive(Args, Debug, Clone)]
 pub struct StopchunksExportArgs {
     /// The store whose reviewed stop chunks to write.
-    #[arg(long)]
+    #[arg(long, env = "DITTO_STORE")]
     pub store: PathBuf,
 }
 
@@ -48,7 +48,7 @@ pub struct StopchunksExportArgs {
 #[derive(Args, Debug, Clone)]
 pub struct SuggestArgs {
     /// The store to count (a finished scan or crawl).
-    #[arg(long)]
+    #[arg(long, env = "DITTO_STORE")]
     pub store: PathBuf,
     /// How many chunks to list (the paper reviewed the top 500, §6.1).
     #[arg(long, default_value_t = 500)]
