@@ -5,6 +5,7 @@ pub mod config;
 pub mod demo;
 pub mod exit;
 pub mod flags;
+pub mod log;
 pub mod review;
 
 use std::path::PathBuf;
@@ -44,6 +45,15 @@ struct Cli {
     /// DITTO_LABELSET, DITTO_USER_AGENT, then the file, then the defaults.
     #[arg(long, global = true, value_name = "FILE.toml")]
     config: Option<PathBuf>,
+    /// Fewer log events: errors only.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    quiet: u8,
+    /// More log events: -v every failed fetch, -vv every page (RUST_LOG overrides).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Log events as lines for people or as JSON objects (one per line).
+    #[arg(long, global = true, value_enum, default_value = "human")]
+    log_format: log::LogFormat,
 }
 
 #[derive(Subcommand)]
@@ -140,6 +150,7 @@ pub fn main() -> ExitCode {
         }
     };
     let cli = Cli::parse_from(args);
+    log::init(cli.quiet, cli.verbose, cli.log_format);
     let result = match cli.command {
         Command::Labelset(LabelsetCommand::Build(a)) => commands::labelset::build(&a),
         Command::Labelset(LabelsetCommand::Info { file, json }) => labels::info(&file, json),

@@ -2,8 +2,8 @@
 //! quiet broken pipe (issue 25, items 5 and 6): usage errors 2 before anything runs, 3 when a
 //! command finished but some inputs failed (unreadable WARC records, every seed unreachable),
 //! 130 with a resume line after ^C, 0 and no message when stdout is closed early. A seed
-//! refused for its address is retried by the next run with `--allow-private` (item 4).
-//! Loopback only.
+//! refused for its address is retried by the next run with `--allow-private` (item 4). And
+//! the log events (`-q`/`-v`, `--log-format json`) carry host and URL fields. Loopback only.
 
 use crate::common;
 
@@ -104,6 +104,7 @@ fn warc_read_errors_finish_with_the_partial_failure_code() {
 
 fn crawl(db: &Path, labelset: &Path, seed: &str, extra: &[&str]) -> Output {
     ditto()
+        .env_remove("RUST_LOG")
         .args(["crawl", "--progress", "none", "--user-agent", UA, "--min-delay-ms", "10", "--seed", seed])
         .arg("--store")
         .arg(db)
@@ -190,4 +191,50 @@ fn scan_interrupted_exits_130_saying_how_to_resume() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted: run the same command again to resume"), "{err}");
+}
+
+#[test]
+fn log_events_carry_host_and_url_as_json_or_lines_by_level() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    // A refused seed: a warning event with host and url fields, as JSON.
+    let out = crawl(&tmp.path().join("c.db"), &labelset, "http://127.0.0.1:1/", &["--log-format", "json"]);
+    let events: Vec<serde_json::Value> = stderr(&out)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let refused = events.iter().find(|e| e["level"] == "WARN").unwrap_or_else(|| panic!("{}", stderr(&out)));
+    assert_eq!(refused["host"], "127.0.0.1");
+    assert_eq!(refused["url"], "http://127.0.0.1:1/");
+    // -q: errors only, so no warning line; the command's own summary still prints.
+    let out = crawl(&tmp.path().join("q.db"), &labelset, "http://127.0.0.1:1/", &["-q"]);
+    assert!(!stderr(&out).contains("WARN") && stderr(&out).contains("crawl stopped"), "{}", stderr(&out));
+    // A scan with -vv: one debug line per page, with its host and URL.
+    let site = tmp.path().join("site");
+    fs::create_dir_all(site.join("farm.test")).unwrap();
+    fs::write(site.join("farm.test/a.html"), article_paragraphs("Albedo", 100).join("\n")).unwrap();
+    let out = ditto()
+        .env_remove("RUST_LOG")
+        .args(["scan", "-vv", "--progress", "none", "--labelset", labelset.to_str().unwrap(), "--store"])
+        .arg(tmp.path().join("s.db"))
+        .arg(&site)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.lines().any(|l| l.contains("DEBUG")
+            && l.contains("host=\"farm.test\"")
+            && l.contains("url=http://farm.test/a.html")),
+        "{err}"
+    );
+    // Without -v: no debug lines.
+    let out = ditto()
+        .env_remove("RUST_LOG")
+        .args(["scan", "--progress", "none", "--labelset", labelset.to_str().unwrap(), "--store"])
+        .arg(tmp.path().join("s2.db"))
+        .arg(&site)
+        .output()
+        .unwrap();
+    assert!(!stderr(&out).contains("DEBUG"));
 }
