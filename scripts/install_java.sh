@@ -20,5 +20,8 @@ export DEBIAN_FRONTEND=noninteractive
 # Slim Debian images lack man1, which the JRE package's post-install step needs.
 $SUDO mkdir -p /usr/share/man/man1
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless >/dev/null
+# Debian 12 has openjdk-17; later releases only a newer default JRE (Spark 3.5+ runs on 17 and 21).
+PKG=openjdk-17-jre-headless
+apt-cache show "$PKG" >/dev/null 2>&1 || PKG=default-jre-headless
+$SUDO apt-get install -y -qq --no-install-recommends "$PKG" >/dev/null
 java -version

@@ -103,6 +103,18 @@ pub fn build(cfg: &BuildConfig) -> Result<()> {
             eprintln!("warning: {}: no chunk kept: {why}", input.display());
             empty.push(format!("{}: {why}", input.display()));
         }
+        if input.is_dir()
+            && cfg.url_prefix.is_none()
+            && !matches!(crate::source::dir::layout(input), crate::source::dir::Layout::Hosts { .. })
+        {
+            eprintln!(
+                "warning: {}: without --url-prefix its sources are named by file (e.g. Mozilla.html), \
+                 which reports and the review page cannot link; give the URL the files were saved \
+                 from, e.g. --url-prefix https://en.wikipedia.org/wiki/ (URL = prefix + file name \
+                 without extension)",
+                input.display()
+            );
+        }
     }
     let read_secs = started.elapsed().as_secs_f64();
     drop(reporter);

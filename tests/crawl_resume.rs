@@ -2,7 +2,8 @@
 //! moments, at least 20 times, then run to completion, has stored every page of the web
 //! exactly once and fetched no URL twice except those in flight (or buffered in the
 //! detection pipeline) at a kill — measured on the loopback test web's own request log.
-//! And SIGINT: a graceful stop, exit 0, then the next run resumes and completes.
+//! And SIGINT: a graceful stop, exit 130 with a line saying how to resume, then the next run
+//! resumes and completes.
 
 mod common;
 
@@ -254,8 +255,9 @@ fn sigint_stops_gracefully_and_the_next_run_completes() {
     let status = wait_bounded(&mut child, Duration::from_secs(60), "the crawl after SIGINT");
     let took = sent.elapsed();
     let stderr = std::fs::read_to_string(&err).unwrap_or_default();
-    assert!(status.success(), "exit after SIGINT: {status}: {stderr}");
+    assert_eq!(status.code(), Some(130), "exit after SIGINT: {status}: {stderr}");
     assert!(stderr.contains("stopping"), "no stopping message: {stderr}");
+    assert!(stderr.contains("interrupted: run the same command again to resume"), "no resume line: {stderr}");
     let st: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
     assert_eq!(st["crawl"]["stopped_by"], "signal");
     let stopped_at = stored_pages(&db);
@@ -268,7 +270,7 @@ fn sigint_stops_gracefully_and_the_next_run_completes() {
     // A graceful stop finishes (stores) what was in flight: nothing is fetched twice.
     let dups = duplicates(&web.log);
     eprintln!(
-        "SIGINT: exited 0 after {:.2}s with {stopped_at} pages stored ({requests_at_stop} requests); \
+        "SIGINT: exited 130 after {:.2}s with {stopped_at} pages stored ({requests_at_stop} requests); \
          the next run requeued {} and completed; duplicate fetches: {dups}",
         took.as_secs_f64(),
         stats["crawl"]["requeued_from_last_run"]

@@ -41,6 +41,34 @@ impl Page {
     }
 }
 
+/// Whether a folder name reads as a host name: `localhost`, an IPv4 address, or two or more dot-separated
+/// labels of letters, digits and inner hyphens, the last not all digits, with an optional
+/// `:port` (`en.wikipedia.org`, `docs.test`, `mirror.example.org:8080`). Directories laid out
+/// as `DIR/HOST/PATH` are recognized by it.
+pub fn is_host_name(name: &str) -> bool {
+    let (host, port) = match name.rsplit_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (name, None),
+    };
+    if port.is_some_and(|p| p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit())) {
+        return false;
+    }
+    if host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::Ipv4Addr>().is_ok() {
+        return true;
+    }
+    let labels: Vec<&str> = host.split('.').collect();
+    let label_ok = |l: &&str| {
+        (1..=63).contains(&l.len())
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    host.len() <= 253
+        && labels.len() >= 2
+        && labels.iter().all(label_ok)
+        && labels.last().is_some_and(|t| !t.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The host of a URL string without a full parse (`scheme://host[:port]/...`).
 pub fn host_of(url: &str) -> &str {
     let rest = match url.find("://") {
@@ -51,4 +79,36 @@ pub fn host_of(url: &str) -> &str {
     let authority = &rest[..end];
     let authority = authority.rsplit('@').next().unwrap_or(authority);
     authority
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_names_are_told_from_other_folder_names() {
+        for h in [
+            "en.wikipedia.org",
+            "docs.test",
+            "farm.test:8080",
+            "localhost",
+            "127.0.0.1",
+            "xn--bcher-kva.example",
+        ] {
+            assert!(is_host_name(h), "{h}");
+        }
+        for n in [
+            "articles",
+            "2024",
+            "v1.2",
+            "a..b",
+            "-a.test",
+            "a.test:",
+            "a.test:port",
+            "my site.test",
+            "index.html.",
+        ] {
+            assert!(!is_host_name(n), "{n}");
+        }
+    }
 }

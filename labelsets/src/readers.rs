@@ -109,8 +109,9 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 
 /// Every `.html`, `.htm` and `.txt` file under `dir` (recursive, sorted by path) becomes one
 /// source: title = file stem with `_` → space; URL = `url_prefix` + file stem when a prefix is
-/// given (`https://en.wikipedia.org/wiki/` for `shared/data/wikipedia/articles`), else the
-/// path relative to `dir`.
+/// given (`https://en.wikipedia.org/wiki/` for `shared/data/wikipedia/articles`), else
+/// `http://HOST/PATH` for a file at `dir/HOST/PATH` whose first folder is named like a host,
+/// else the path relative to `dir` (not a link: `ditto labelset build` warns).
 pub fn read_directory(
     dir: &Path,
     url_prefix: Option<&str>,
@@ -123,7 +124,17 @@ pub fn read_directory(
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let url = match url_prefix {
             Some(prefix) => format!("{prefix}{stem}"),
-            None => path.strip_prefix(dir).unwrap_or(&path).to_string_lossy().into_owned(),
+            None => {
+                let rel = path.strip_prefix(dir).unwrap_or(&path);
+                let rel_s = rel.to_string_lossy().replace('\\', "/");
+                // `DIR/HOST/PATH`: the page's URL is http://HOST/PATH.
+                let first = rel.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned());
+                if rel.components().count() >= 2 && first.is_some_and(|h| detector::page::is_host_name(&h)) {
+                    format!("http://{rel_s}")
+                } else {
+                    rel_s
+                }
+            }
         };
         let body = std::fs::read(&path).map_err(io_err(&path))?;
         sink.document(&title_from_stem(&stem), &url, &body, content_type_for(&path))?;

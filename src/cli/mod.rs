@@ -1,14 +1,17 @@
 //! The `ditto` command line: parses arguments into plain configs for the library.
 
 pub mod commands;
+pub mod config;
 pub mod demo;
+pub mod exit;
 pub mod flags;
+pub mod log;
 pub mod review;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::labelset as labels;
 
@@ -23,13 +26,34 @@ paragraph chunks, each chunk is normalized and hashed with SHA-1, chunks found i
 neighborhood whose badness is the mean `contains` of its pages. Neighborhoods above mean + one \
 standard deviation are reported, with the copied passages and their sources.\n\n\
 Typical use:\n  \
-ditto labelset build --name wikipedia --min-chars 100 -o wikipedia.dls ../shared/data/wikipedia/articles\n  \
+ditto labelset build --name wikipedia --url-prefix https://en.wikipedia.org/wiki/ -o wikipedia.dls ../shared/data/wikipedia/articles\n  \
 ditto scan --store crawl.db --labelset wikipedia.dls some.warc.gz a-directory-of-pages/\n  \
-ditto report --store crawl.db --format table"
+ditto report --store crawl.db --format table",
+    after_long_help = "Exit codes (every command):\n  \
+0    done (also when stdout closes early, e.g. `ditto report | head`)\n  \
+1    error\n  \
+2    usage: a wrong flag or value, before anything is opened\n  \
+3    finished with failures: some inputs could not be read (WARC records, every seed \
+unreachable); the rest is stored\n  \
+130  interrupted by ^C: run the same command again to resume"
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Read long options from a TOML file (`store = "crawl.db"`, `max-pages = 1000`,
+    /// `seed = ["https://a.example/"]`): the command line wins, then DITTO_STORE,
+    /// DITTO_LABELSET, DITTO_USER_AGENT, then the file, then the defaults.
+    #[arg(long, global = true, value_name = "FILE.toml")]
+    config: Option<PathBuf>,
+    /// Fewer log events: errors only.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    quiet: u8,
+    /// More log events: -v every failed fetch, -vv every page (RUST_LOG overrides).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Log events as lines for people or as JSON objects (one per line).
+    #[arg(long, global = true, value_enum, default_value = "human")]
+    log_format: log::LogFormat,
 }
 
 #[derive(Subcommand)]
@@ -85,6 +109,16 @@ enum Command {
     /// Check a store (`ditto store check --store PATH`).
     #[command(subcommand)]
     Store(flags::store::StoreCommand),
+    /// Print a shell completion script (e.g. `ditto completions bash > /etc/bash_completion.d/ditto`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write man pages (ditto.1, ditto-crawl.1, …) into a directory.
+    Man {
+        /// Where the pages go (created if missing).
+        dir: PathBuf,
+    },
 }
 
 /// This command as a store's owner file names it: `ditto crawl`, `ditto labels export`, …
@@ -126,8 +160,17 @@ enum LabelsetCommand {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    exit::quiet_broken_pipe_panics();
+    let args = match config::expand(std::env::args_os().collect(), &Cli::command()) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    let cli = Cli::parse_from(args);
     store::lifecycle::set_holder_name(&holder_name());
+    log::init(cli.quiet, cli.verbose, cli.log_format);
     let result = match cli.command {
         Command::Labelset(LabelsetCommand::Build(a)) => commands::labelset::build(&a),
         Command::Labelset(LabelsetCommand::Info { file, json }) => labels::info(&file, json),
@@ -152,12 +195,8 @@ pub fn main() -> ExitCode {
         Command::Store(flags::store::StoreCommand::Check(a)) => commands::store::check(&a),
         Command::Demo { out, serve: None } => crate::cli::demo::run_demo(&out, false).map(|_| ()),
         Command::Demo { out, serve: Some(addr) } => crate::cli::demo::serve_demo(&out, addr),
+        Command::Completions { shell } => config::completions(shell, Cli::command()),
+        Command::Man { dir } => config::man_pages(&dir, Cli::command()),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    exit::exit_code(result)
 }

@@ -119,6 +119,7 @@ impl Skips {
     }
 
     pub fn error(&self, msg: String) {
+        tracing::warn!(error = %msg, "read error");
         self.errors_total.fetch_add(1, Ordering::Relaxed);
         let mut e = self.errors.lock().unwrap_or_else(|e| e.into_inner());
         if e.len() < MAX_KEPT_ERRORS {

@@ -36,7 +36,8 @@ use stages::{FilterSettings, Matcher};
 /// Everything a scan needs, parsed from the command line or built by a library user.
 pub struct ScanConfig {
     pub inputs: Vec<PathBuf>,
-    /// URL prefix for directory inputs (default `file://<absolute dir>/`).
+    /// URL prefix for directory inputs (default: `http://` for a `DIR/HOST/PATH` folder, else
+    /// `file://<absolute dir>/`; `crate::source::dir::url_prefix_for`).
     pub url_prefix: Option<String>,
     pub normalization: Normalization,
     pub traps: TrapRules,
@@ -97,6 +98,9 @@ pub fn run_scan_partition(
 ) -> Result<ScanStats> {
     // The input size is needed only for a progress bar.
     let plan = source_stage::plan_with(&cfg.inputs, cfg.progress != progress::ProgressMode::None)?;
+    for notice in plan.layout_notices(cfg.url_prefix.as_deref()) {
+        eprintln!("{notice}");
+    }
     let total = plan.total_bytes;
     let opts = source_stage::SourceOptions {
         url_prefix: cfg.url_prefix.clone(),

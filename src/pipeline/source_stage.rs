@@ -57,6 +57,22 @@ pub struct Plan {
     pub total_bytes: u64,
 }
 
+impl Plan {
+    /// Without a URL prefix, what each folder's pages will be called
+    /// ([`crate::source::dir::layout_notice`]): read as `HOST/PATH`, or a warning that its
+    /// `file://` URLs form no neighborhoods.
+    pub fn layout_notices(&self, url_prefix: Option<&str>) -> Vec<String> {
+        if url_prefix.is_some() {
+            return Vec::new();
+        }
+        self.inputs
+            .iter()
+            .filter(|(_, kind)| *kind == InputKind::Dir)
+            .map(|(p, _)| crate::source::dir::layout_notice(p))
+            .collect()
+    }
+}
+
 pub struct SourceOptions {
     pub url_prefix: Option<String>,
     pub max_body_bytes: u64,

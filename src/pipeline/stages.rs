@@ -274,6 +274,14 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
         m.files.as_deref().map(|f| f as &dyn ChunkLookup),
         m.stops.as_ref(),
     );
+    tracing::debug!(
+        host = p.page.host(),
+        url = %p.page.url,
+        contains = v.contains,
+        labeled_chunks = v.labeled_chunks,
+        chunks = v.chunks,
+        "page matched"
+    );
     let mut per_source: HashMap<u32, u32> = HashMap::new();
     for cm in &v.matches {
         *per_source.entry(cm.source).or_default() += 1;

@@ -153,7 +153,27 @@ fn threshold_info(stats: &MeanStd, choice: ThresholdChoice) -> ThresholdInfo {
         ThresholdChoice::MeanPlusStd => ("mean+sd", stats.mean_plus_std()),
         ThresholdChoice::Fixed(v) => ("fixed", v),
     };
-    ThresholdInfo { kind, value, mean: stats.mean(), sd: stats.std_dev(), population: stats.count }
+    ThresholdInfo {
+        kind,
+        value,
+        mean: stats.mean(),
+        sd: stats.std_dev(),
+        population: stats.count,
+        ..Default::default()
+    }
+}
+
+/// How many of the highest below the threshold a report names when it lists few.
+const NEAREST_BELOW: usize = 3;
+
+/// Keep `(name, badness)` among the [`NEAREST_BELOW`] highest in `best` (sorted, best first).
+fn keep_nearest(best: &mut Vec<(String, f64)>, name: &str, badness: f64) {
+    if best.len() == NEAREST_BELOW && best.last().is_some_and(|l| l.1 >= badness) {
+        return;
+    }
+    let at = best.partition_point(|b| b.1 >= badness);
+    best.insert(at, (name.to_string(), badness));
+    best.truncate(NEAREST_BELOW);
 }
 
 fn neighborhoods(
@@ -168,13 +188,20 @@ fn neighborhoods(
     for n in crate::report::merged::neighborhoods(stores) {
         stats.push(n?.1.badness());
     }
-    let th = threshold_info(&stats, cfg.threshold);
+    let mut th = threshold_info(&stats, cfg.threshold);
     // Pass 2: those above it ("if badness(N) is greater than a threshold", §3.1 step 6).
     let mut flagged = Vec::new();
     for n in crate::report::merged::neighborhoods(stores) {
         let (name, acc) = n?;
-        if acc.badness() > th.value && acc.pages >= cfg.min_pages && filter.keeps(labels, &name) {
-            flagged.push((name, acc));
+        if acc.badness() > th.value && acc.pages >= cfg.min_pages {
+            th.above += 1;
+            if filter.keeps(labels, &name) {
+                flagged.push((name, acc));
+            } else {
+                th.reviewed_left_out += 1;
+            }
+        } else if acc.badness() > 0.0 && acc.badness() <= th.value {
+            keep_nearest(&mut th.nearest_below, &name, acc.badness());
         }
     }
     flagged.sort_by(|a, b| {
@@ -269,13 +296,20 @@ fn pages(
     for p in crate::report::merged::pages_under(stores, "") {
         stats.push(p?.contains);
     }
-    let th = threshold_info(&stats, cfg.threshold);
+    let mut th = threshold_info(&stats, cfg.threshold);
     let mut flagged = Vec::new();
     for p in crate::report::merged::pages_under(stores, "") {
         let p = p?;
         // A page goes with the label of its longest labeled neighborhood.
-        if p.contains > th.value && filter.keeps(labels, &p.url) {
-            flagged.push(p);
+        if p.contains > th.value {
+            th.above += 1;
+            if filter.keeps(labels, &p.url) {
+                flagged.push(p);
+            } else {
+                th.reviewed_left_out += 1;
+            }
+        } else if p.contains > 0.0 {
+            keep_nearest(&mut th.nearest_below, &p.url, p.contains);
         }
     }
     flagged.sort_by(|a, b| {
@@ -328,6 +362,36 @@ fn pages(
     Ok((th, rows))
 }
 
+/// After `N above …`: how many are listed when review labels or `--limit` left some out
+/// (empty when all are listed).
+pub fn listed_note(th: &ThresholdInfo, listed: usize) -> String {
+    if listed as u64 == th.above {
+        return String::new();
+    }
+    let mut s = format!(", {listed} listed");
+    if th.reviewed_left_out > 0 {
+        s.push_str(&format!(" ({} left out as reviewed; --all lists them)", th.reviewed_left_out));
+    }
+    s
+}
+
+/// When nothing is above the threshold: where the nearest sit and the `--threshold` that
+/// would list them; `None` when something is listed or nothing has any badness.
+pub fn nothing_above_hint(th: &ThresholdInfo) -> Option<String> {
+    if th.above > 0 || th.nearest_below.is_empty() {
+        return None;
+    }
+    let near: Vec<String> = th.nearest_below.iter().map(|(n, b)| format!("{n} {b:.4}")).collect();
+    let lowest = th.nearest_below.last().map_or(0.0, |l| l.1);
+    // Just under the lowest named, rounded down to 2 decimals.
+    let suggest = ((lowest * 100.0).floor() / 100.0 - 0.01).max(0.0);
+    Some(format!(
+        "nothing is above the threshold {:.4}; the highest below it: {}; to list these, try --threshold {suggest:.2}",
+        th.value,
+        near.join(", ")
+    ))
+}
+
 /// Write rows in the chosen format.
 pub fn write(out: &mut dyn Write, format: Format, th: &ThresholdInfo, rows: &[ReportRow]) -> Result<()> {
     match format {
@@ -368,18 +432,19 @@ pub fn write(out: &mut dyn Write, format: Format, th: &ThresholdInfo, rows: &[Re
         Format::Parquet if cfg!(feature = "parquet") => {
             anyhow::bail!("--format parquet writes a file: give -o FILE")
         }
-        Format::Parquet => anyhow::bail!("{PARQUET_MISSING}"),
+        Format::Parquet => anyhow::bail!("{PARQUET_MISSING}; this build writes --format jsonl, csv or table"),
         Format::Table => {
             writeln!(
                 out,
-                "threshold {:.4} ({}: mean {:.4}, sd {:.4}, over {} {}); {} above it",
+                "threshold {:.4} ({}: mean {:.4}, sd {:.4}, over {} {}); {} above it{}",
                 th.value,
                 th.kind,
                 th.mean,
                 th.sd,
                 th.population,
                 if rows.first().map(|r| r.level) == Some("page") { "pages" } else { "neighborhoods" },
-                rows.len()
+                th.above,
+                listed_note(th, rows.len())
             )?;
             writeln!(
                 out,
@@ -419,12 +484,12 @@ pub fn write_parquet(path: &std::path::Path, th: &ThresholdInfo, rows: &[ReportR
 /// Without the `parquet` feature: an error saying how to get it.
 #[cfg(not(feature = "parquet"))]
 pub fn write_parquet(_: &std::path::Path, _: &ThresholdInfo, _: &[ReportRow]) -> Result<()> {
-    anyhow::bail!("{PARQUET_MISSING}")
+    anyhow::bail!("{PARQUET_MISSING}; this build writes --format jsonl, csv or table")
 }
 
 /// The error for `--format parquet` in a build without the `parquet` feature.
 pub const PARQUET_MISSING: &str = "--format parquet needs ditto built with the `parquet` cargo feature \
-     (cargo build --release --features parquet); this build has only jsonl/csv";
+     (cargo build --release --features parquet)";
 
 fn source_label(id: u32, title: &Option<String>) -> String {
     title.clone().unwrap_or_else(|| format!("#{id}"))

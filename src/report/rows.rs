@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 /// The threshold a report used, and the population it came from.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct ThresholdInfo {
     /// `mean+sd` or `fixed`.
     pub kind: &'static str,
@@ -13,6 +13,17 @@ pub struct ThresholdInfo {
     pub sd: f64,
     /// Neighborhoods (or pages) the mean and σ were computed over.
     pub population: u64,
+    /// Above the threshold (with enough pages), before review labels and `--limit` left any
+    /// out: what the messages count. Not part of the report's schema.
+    #[serde(skip)]
+    pub above: u64,
+    /// Of those, left out for their review label (`--all` shows them).
+    #[serde(skip)]
+    pub reviewed_left_out: u64,
+    /// The highest ones at or below the threshold (name, badness), best first, so that a
+    /// report listing nothing shows where the nearest sit.
+    #[serde(skip)]
+    pub nearest_below: Vec<(String, f64)>,
 }
 
 #[derive(Debug, Clone, Serialize)]

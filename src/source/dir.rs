@@ -2,9 +2,11 @@
 //!
 //! URLs are `url_prefix` + the file's path relative to the folder, '/'-separated and
 //! percent-encoded. With prefix `http://` a folder whose subfolders are host names gives
-//! `http://HOST/PATH` (the convention of `shared/data/reuse/site`). The default prefix is
-//! `file://` + the folder's absolute path + '/'. Walk order is sorted by file name so runs
-//! are deterministic; symlinks are followed, loops reported and skipped.
+//! `http://HOST/PATH` (the convention of `shared/data/reuse/site`). Without a prefix, a
+//! folder laid out that way (see [`layout`]) is read the same; any other folder gets
+//! `file://` + its absolute path + '/', URLs without a host, hence without neighborhoods.
+//! Walk order is sorted by file name so runs are deterministic; symlinks are followed, loops
+//! reported and skipped.
 
 use std::fmt;
 use std::fs;
@@ -65,6 +67,71 @@ pub fn warc_files_under(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// How a folder given without a URL prefix is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    /// `DIR/HOST/PATH`: every subfolder is named like a host and no page lies beside them;
+    /// read as `http://HOST/PATH`.
+    Hosts { hosts: usize },
+    /// Anything else: `file://` URLs, which have no host.
+    Files,
+}
+
+/// The layout of `root` (its top level only; hidden entries ignored).
+pub fn layout(root: &Path) -> Layout {
+    let Ok(entries) = fs::read_dir(root) else { return Layout::Files };
+    let mut hosts = 0;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = e.path();
+        if path.is_dir() {
+            if !detector::page::is_host_name(&name) {
+                return Layout::Files;
+            }
+            hosts += 1;
+        } else if guess_content_type(&path).is_some() {
+            return Layout::Files;
+        }
+    }
+    if hosts > 0 {
+        Layout::Hosts { hosts }
+    } else {
+        Layout::Files
+    }
+}
+
+/// The URL prefix a folder's pages get: `url_prefix` when given, else `http://` for a
+/// [`Layout::Hosts`] folder and `file://` + its absolute path + '/' for any other.
+pub fn url_prefix_for(root: &Path, url_prefix: Option<&str>) -> std::io::Result<String> {
+    if let Some(p) = url_prefix {
+        return Ok(p.to_string());
+    }
+    if matches!(layout(root), Layout::Hosts { .. }) {
+        return Ok("http://".to_string());
+    }
+    Ok(file_url_prefix(&fs::canonicalize(root)?))
+}
+
+/// What a scan of `root` without `--url-prefix` will do, for the user: a note when the folder
+/// is read as `HOST/PATH`, a warning with the fix when its pages get URLs without a host.
+pub fn layout_notice(root: &Path) -> String {
+    match layout(root) {
+        Layout::Hosts { hosts } => format!(
+            "{}: its {hosts} subfolders are host names, read as http://HOST/PATH (--url-prefix overrides)",
+            root.display()
+        ),
+        Layout::Files => format!(
+            "warning: {}: its pages get file:// URLs, which have no host, so they form no \
+             neighborhoods and reports will list none of them; give --url-prefix http://HOST/ \
+             (the folder is one site) or lay it out as DIR/HOST/PATH",
+            root.display()
+        ),
+    }
+}
+
 /// Iterator over the files of a folder as pages.
 pub struct DirSource {
     root: PathBuf,
@@ -79,13 +146,10 @@ fn walker(root: &Path) -> walkdir::IntoIter {
 }
 
 impl DirSource {
-    /// Walk `root`; `url_prefix` None gives `file://<absolute root>/`.
+    /// Walk `root`; `url_prefix` None: see [`url_prefix_for`].
     pub fn new(root: impl AsRef<Path>, url_prefix: Option<&str>) -> std::io::Result<Self> {
         let root = root.as_ref().to_path_buf();
-        let prefix = match url_prefix {
-            Some(p) => p.to_string(),
-            None => file_url_prefix(&fs::canonicalize(&root)?),
-        };
+        let prefix = url_prefix_for(&root, url_prefix)?;
         Ok(Self {
             walker: walker(&root),
             root,
@@ -365,8 +429,33 @@ mod tests {
 
         let mut src = DirSource::new(&site, None).unwrap();
         let p = src.next().unwrap().unwrap();
+        assert_eq!(layout(&site), Layout::Files);
         assert!(p.url.starts_with("file:///") && p.url.ends_with("/host.test/a.txt"), "{}", p.url);
         assert_eq!(p.status, 200);
         assert!(p.fetch_time > 0);
+    }
+
+    #[test]
+    fn host_layout_is_read_as_http_urls_without_a_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("farm.test/wiki")).unwrap();
+        fs::create_dir_all(dir.path().join("blog.example.org")).unwrap();
+        fs::write(dir.path().join("farm.test/wiki/a.html"), "<p>a</p>").unwrap();
+        fs::write(dir.path().join("blog.example.org/b.html"), "<p>b</p>").unwrap();
+        fs::write(dir.path().join("crawl.warc.gz"), "").unwrap();
+        assert_eq!(layout(dir.path()), Layout::Hosts { hosts: 2 });
+        let urls: Vec<String> = DirSource::new(dir.path(), None).unwrap().map(|p| p.unwrap().url).collect();
+        assert_eq!(urls, ["http://blog.example.org/b.html", "http://farm.test/wiki/a.html"]);
+        assert!(layout_notice(dir.path()).contains("read as http://HOST/PATH"));
+        // A page beside the host folders, or a folder that is no host name: file:// URLs, loudly.
+        fs::write(dir.path().join("index.html"), "<p>i</p>").unwrap();
+        assert_eq!(layout(dir.path()), Layout::Files);
+        fs::remove_file(dir.path().join("index.html")).unwrap();
+        fs::create_dir_all(dir.path().join("articles")).unwrap();
+        assert_eq!(layout(dir.path()), Layout::Files);
+        assert!(
+            layout_notice(dir.path()).starts_with("warning:")
+                && layout_notice(dir.path()).contains("--url-prefix")
+        );
     }
 }

@@ -7,6 +7,7 @@
 //! | `i/` | URL fingerprint (8 bytes) | [`FrontierEntry`] JSON: handed to a fetcher, not finished |
 //! | `s/` | URL fingerprint (8 bytes) | empty: seen (queued, in flight or done) |
 //! | `hc/` | host key | u64 LE: pages fetched from the host |
+//! | `rf/` | URL fingerprint (8 bytes) | [`FrontierEntry`] JSON: finished unfetched, its address refused |
 //!
 //! Per-host queues are ordered by priority, then arrival. The seen set is also kept in
 //! memory as a [`CompactSeenSet`] (≈ 8 bytes per URL). Host keys are chosen by the caller
@@ -14,6 +15,9 @@
 //!
 //! Resume: entries still in `i/` when a crawl starts were in flight when the last run
 //! stopped; they go back to their queues — those are the only URLs that can be fetched twice.
+//! Entries in `rf/` were refused for their address (private, loopback, …) without a request:
+//! they go back to their queues too, so that a run with `--allow-private` (or a `--resolve`
+//! mapping) fetches them, and a run without refuses them again.
 
 use std::collections::HashSet;
 
@@ -25,6 +29,7 @@ pub(crate) const QUEUE: &[u8] = b"q/";
 pub(crate) const INFLIGHT: &[u8] = b"i/";
 pub(crate) const SEEN: &[u8] = b"s/";
 pub(crate) const HOST_COUNT: &[u8] = b"hc/";
+pub(crate) const REFUSED: &[u8] = b"rf/";
 
 /// One URL waiting in (or taken from) the frontier.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -341,6 +346,37 @@ impl Store {
         self.tree.apply_batch(batch)?;
         self.commit_seen(links);
         Ok(out)
+    }
+
+    /// Finish an in-flight URL whose address was refused without a request, keeping it for
+    /// [`Store::frontier_requeue_refused`] at the next crawl's start.
+    pub fn frontier_finish_refused(&self, e: &FrontierEntry) -> Result<()> {
+        let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let fp = url_fingerprint(&e.url);
+        let mut batch = sled::Batch::default();
+        batch.remove(fp_key(INFLIGHT, fp));
+        let v = serde_json::to_vec(e).map_err(|x| corrupt(&e.url, x))?;
+        batch.insert(fp_key(REFUSED, fp), v);
+        self.tree.apply_batch(batch)?;
+        Ok(())
+    }
+
+    /// At the start of a crawl: every URL an earlier run finished as refused for its address
+    /// goes back to its queue (the settings may allow it now). Returns how many.
+    pub fn frontier_requeue_refused(&self) -> Result<u64> {
+        let entries: Vec<(sled::IVec, sled::IVec)> =
+            self.tree.scan_prefix(REFUSED).collect::<std::result::Result<_, _>>()?;
+        let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut n = 0;
+        for (k, v) in entries {
+            let e = decode_entry(&k, &v)?;
+            let mut batch = sled::Batch::default();
+            batch.remove(k);
+            batch.insert(queue_key(&e, self.db.generate_id()?), v);
+            self.tree.apply_batch(batch)?;
+            n += 1;
+        }
+        Ok(n)
     }
 
     /// Put an in-flight URL back in its queue (e.g. on a graceful stop, or to retry later).

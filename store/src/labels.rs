@@ -159,13 +159,15 @@ impl Store {
     pub fn import_labels(&self, input: &mut dyn BufRead) -> Result<ImportOutcome> {
         let mut out = ImportOutcome::default();
         for (i, line) in input.lines().enumerate() {
-            let line =
-                line.map_err(|e| StoreError::Corrupt { key: format!("line {}", i + 1), why: e.to_string() })?;
+            let bad = |why: String| StoreError::BadInput {
+                what: format!("labels to import, line {}", i + 1),
+                why: format!("{why} (expected one JSON label per line, as `ditto labels export` writes)"),
+            };
+            let line = line.map_err(|e| bad(e.to_string()))?;
             if line.trim().is_empty() {
                 continue;
             }
-            let l: ReviewLabel = serde_json::from_str(&line)
-                .map_err(|e| StoreError::Corrupt { key: format!("line {}", i + 1), why: e.to_string() })?;
+            let l: ReviewLabel = serde_json::from_str(&line).map_err(|e| bad(e.to_string()))?;
             match self.label(&l.neighborhood)? {
                 Some(old) if old.time >= l.time => out.older += 1,
                 _ => {

@@ -94,6 +94,10 @@ pub enum StoreError {
     Corrupt { key: String, why: String },
     #[error("{0}")]
     LabelSetMismatch(String),
+    /// A file given to the store (e.g. `ditto labels import`) is not what it should be: the
+    /// input is bad, not the store.
+    #[error("{what}: {why}")]
+    BadInput { what: String, why: String },
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;

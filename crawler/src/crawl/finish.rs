@@ -110,6 +110,7 @@ impl Scheduler {
         if let Some(log) = &self.cfg.failure_log {
             log.write(&entry.url, CrawlEvent::FetchError(e.kind), &e.to_string());
         }
+        tracing::info!(host, url = %entry.url, error = e.kind.as_str(), detail = %e.detail, "fetch failed");
         if st.is_parked(now) {
             self.counters.event(CrawlEvent::HostParked);
         }
@@ -117,6 +118,9 @@ impl Scheduler {
             // One more try later, at a lower priority so it cannot loop forever.
             let retry = FrontierEntry { priority: 0, ..entry };
             self.store.frontier_requeue(&retry)?;
+        } else if e.kind == FetchErrorKind::Refused {
+            // Kept aside: the next run retries it (e.g. with --allow-private).
+            self.store.frontier_finish_refused(&entry)?;
         } else {
             self.store.frontier_finish(&entry.url, &[])?;
         }
@@ -136,6 +140,9 @@ impl Scheduler {
         self.apply_response_politeness(host, &resp, now);
         let warc = self.recorder.as_ref().and_then(|r| r.record(&entry.url, fetch_time, &resp));
         self.counters.event(CrawlEvent::HttpStatus(resp.status));
+        if !(200..400).contains(&resp.status) {
+            tracing::info!(host, url = %entry.url, status = resp.status, "HTTP error status");
+        }
         if resp.truncated {
             self.counters.event(CrawlEvent::BodyTruncated);
         }
@@ -230,6 +237,7 @@ impl Scheduler {
             },
         };
         self.counters.pages_out.fetch_add(1, Relaxed);
+        tracing::debug!(host = %entry.host_key, url = %entry.url, status = page.status, bytes = page.body.len(), "fetched");
         if !self.sink.send(CrawledPage { page, entry }) {
             // Downstream stopped: leave the ticket in flight (fetched again on resume)
             // rather than lose the page.
@@ -268,12 +276,13 @@ pub(super) async fn fetch_robots(
                 return DoneKind::Robots { state, outcome, crawl_delay_token, refused: false };
             }
             Err(e) => {
+                tracing::info!(url = %url, error = e.kind.as_str(), detail = %e.detail, "robots.txt fetch failed: the host waits");
                 return DoneKind::Robots {
                     state: RobotsState::unreachable(),
                     outcome: Outcome::Failed,
                     crawl_delay_token: None,
                     refused: e.kind == FetchErrorKind::Refused,
-                }
+                };
             }
         }
     }

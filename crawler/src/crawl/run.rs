@@ -57,11 +57,12 @@ pub async fn crawl(
     })
 }
 
-/// Put the tickets a previous run left in flight back in the queue, load the seen set, and
+/// Put the tickets a previous run left in flight, and the URLs it refused for their address,
+/// back in the queue, load the seen set, and
 /// queue the seeds (in a partitioned crawl, those this partition owns, after joining the
 /// exchange). Returns how many tickets were requeued.
 fn resume_and_seed(store: &Store, links: &LinkPolicy, seeds: &[String]) -> Result<u64, CrawlError> {
-    let requeued = store.frontier_requeue_inflight()?;
+    let requeued = store.frontier_requeue_inflight()? + store.frontier_requeue_refused()?;
     store.frontier_load_seen()?;
     let mut seed_entries: Vec<FrontierEntry> =
         seeds.iter().filter_map(|s| links.admit(None, s, 0, u32::MAX)).collect();

@@ -270,7 +270,13 @@ impl Scheduler {
             // Nothing is sent: drain the host's queue without politeness waits.
             if let Some(entry) = self.store.frontier_pop(host)? {
                 self.counters.event(CrawlEvent::FetchError(FetchErrorKind::Refused));
-                self.store.frontier_finish(&entry.url, &[])?;
+                tracing::warn!(
+                    host,
+                    url = %entry.url,
+                    "not fetched: the host's address is private, loopback or link-local (--allow-private allows it)"
+                );
+                // Kept aside: the next run retries it (e.g. with --allow-private).
+                self.store.frontier_finish_refused(&entry)?;
                 pass.started_any = true;
             }
             return Ok(());

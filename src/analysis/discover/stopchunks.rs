@@ -39,6 +39,8 @@ pub struct SuggestConfig {
     pub stop_paths: Vec<PathBuf>,
     /// Suggest chunks of the built-in list too.
     pub no_default_stops: bool,
+    /// Leave out chunks with fewer letters than this (numbers, symbols).
+    pub min_letters: usize,
 }
 
 /// One suggested stop chunk.
@@ -51,15 +53,22 @@ pub struct Suggestion {
     pub text: Option<String>,
 }
 
+/// Candidates counted per suggestion asked for, so that letterless chunks left out (see
+/// [`suggest`]) still leave `top` to list.
+const CANDIDATES_PER_SUGGESTION: usize = 4;
+
 /// The `top` most frequent chunks of a store that are not already stop chunks, most
 /// frequent first (ties by hash), with a sample URL (the first page in URL order) and text.
-/// Also returns how many known stop chunks ranked among them were skipped.
+/// Chunks with fewer than `min_letters` letters (`1`, `0`, `100%`: numbers and symbols, no
+/// idiom a person reviews) are left out. Also returns how many known stop chunks ranked among
+/// them were skipped, and how many letterless ones.
 pub fn suggest(
     store_path: &Path,
     top: usize,
     counting: &CountingConfig,
     stops: &StopChunks,
-) -> Result<(Vec<Suggestion>, u64)> {
+    min_letters: usize,
+) -> Result<(Vec<Suggestion>, u64, u64)> {
     let corpus = Corpus::Store(store_path.to_path_buf());
     let mut counter: Counter<Sha1Digest> = counting.counter();
     for_each_page(&corpus, false, |p| {
@@ -68,19 +77,26 @@ pub fn suggest(
         }
         Ok(())
     })?;
-    let (best, known) = most_frequent(counter, top, stops)?;
+    let candidates = top.saturating_mul(CANDIDATES_PER_SUGGESTION).saturating_add(100);
+    let (best, known) = most_frequent(counter, candidates, stops)?;
     let mut found = first_texts(store_path, &best)?;
-    let out = best
-        .into_iter()
-        .map(|(count, hash)| {
-            let (url, text) = match found.remove(&hash) {
-                Some((u, t)) => (u, Some(t)),
-                None => (String::new(), None),
-            };
-            Suggestion { hash, count, url, text }
-        })
-        .collect();
-    Ok((out, known))
+    let mut short = 0u64;
+    let mut out = Vec::with_capacity(top);
+    for (count, hash) in best {
+        if out.len() == top {
+            break;
+        }
+        let (url, text) = match found.remove(&hash) {
+            Some((u, t)) => (u, Some(t)),
+            None => (String::new(), None),
+        };
+        if text.as_deref().is_some_and(|t| t.chars().filter(|c| c.is_alphabetic()).count() < min_letters) {
+            short += 1;
+            continue;
+        }
+        out.push(Suggestion { hash, count, url, text });
+    }
+    Ok((out, known, short))
 }
 
 /// The `top` (count, chunk) pairs that are not stop chunks, most frequent first (ties by
@@ -240,7 +256,7 @@ fn suggest_to_output(c: &SuggestConfig) -> Result<()> {
     let norm = store_normalization(&store)?;
     drop(store);
     let stops = load_stops(norm, &c.stop_paths, c.no_default_stops)?;
-    let (list, known) = suggest(&c.store, c.top, &c.counting, &stops)?;
+    let (list, known, short) = suggest(&c.store, c.top, &c.counting, &stops, c.min_letters)?;
     match &c.output {
         Some(path) => {
             write_buffered_atomically(path, |w| Ok(write_suggestions(w, &c.store, norm, &list, known)?))?
@@ -252,7 +268,12 @@ fn suggest_to_output(c: &SuggestConfig) -> Result<()> {
             w.flush()?;
         }
     }
-    eprintln!("{} suggestions ({known} known stop chunks skipped)", list.len());
+    eprintln!(
+        "{} suggestions ({known} known stop chunks skipped; {short} with fewer than {} letters left out, \
+         --min-letters 0 keeps them)",
+        list.len(),
+        c.min_letters
+    );
     Ok(())
 }
 

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Result};
 
+use crate::cli::exit;
 use crate::cli::flags::crawl::CrawlArgs;
 use crate::labelset;
 use crate::report::summary;
@@ -26,10 +27,13 @@ pub fn run(a: &CrawlArgs) -> Result<()> {
         bail!("no seeds: give --seeds FILE or --seed URL (or resume a store with a frontier)");
     }
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        let _ = ctrlc_flag(stop);
-    }
+    // SIGINT: stop scheduling, let fetches in flight finish and be stored, exit 130; a second
+    // ^C exits at once (the next run resumes either way).
+    let _ = exit::on_interrupt(exit::OnInterrupt::Flag {
+        flag: stop.clone(),
+        first: "finishing fetches in flight (^C again to quit now; the next run resumes)",
+        resume: RESUME,
+    });
     let grace = std::time::Duration::from_millis(a.exchange_grace_ms);
     let router = match (a.partition, &a.exchange_dir, &a.coordinator) {
         (Some(p), Some(dir), None) => Some(crate::crawl::partition::file_router(dir, p, grace)?),
@@ -61,25 +65,42 @@ pub fn run(a: &CrawlArgs) -> Result<()> {
     if let Some(path) = &a.stats_json {
         super::write_json(path, &summary)?;
     }
-    Ok(())
+    outcome(c)
 }
 
-/// SIGINT sets `stop`: the crawl stops scheduling, lets fetches in flight finish and be
-/// stored, and exits; a second SIGINT exits at once (the next run resumes either way).
-fn ctrlc_flag(stop: Arc<std::sync::atomic::AtomicBool>) -> std::io::Result<()> {
-    std::thread::Builder::new().name("sigint".into()).spawn(move || {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
-        rt.block_on(async {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!(
-                    "stopping: finishing fetches in flight (^C again to quit now; the next run resumes)"
-                );
-                stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(130);
-            }
-        });
-    })?;
+/// How to resume an interrupted crawl.
+const RESUME: &str = "run the same command again to resume (the frontier is in the store)";
+
+/// The crawl's exit: interrupted (130) after ^C; finished with failures (3) when nothing
+/// could be fetched and fetches failed (every seed unreachable, refused or parked). URLs
+/// refused for their address get a hint either way.
+fn outcome(c: &crawler::crawl::CrawlReport) -> Result<()> {
+    if c.stopped_by == "signal" {
+        return Err(exit::Outcome::Interrupted(RESUME.into()).into());
+    }
+    let refused = c.events.get("error_refused_address").copied().unwrap_or(0);
+    if refused > 0 {
+        eprintln!(
+            "note: {refused} URLs were not fetched because their address is private, loopback or \
+             link-local; --allow-private (or --resolve HOST=ADDR:PORT) allows them, and the next run \
+             of this store retries them"
+        );
+    }
+    let failed: u64 = c
+        .events
+        .iter()
+        .filter(|(k, _)| {
+            k.starts_with("error_")
+                || ["robots_refused_address", "robots_unavailable_disallow_all", "host_parked"]
+                    .contains(&k.as_str())
+        })
+        .map(|(_, v)| v)
+        .sum();
+    if c.pages == 0 && failed > 0 {
+        return Err(exit::Outcome::Partial(format!(
+            "no page could be fetched ({failed} failures, see events above)"
+        ))
+        .into());
+    }
     Ok(())
 }

@@ -36,15 +36,19 @@ pub fn run(a: &ReportArgs) -> Result<()> {
     }
     if a.format != Format::Table {
         eprintln!(
-            "{} {} above threshold {:.4} ({}: mean {:.4}, sd {:.4}, over {})",
-            rows.len(),
+            "{} {} above threshold {:.4} ({}: mean {:.4}, sd {:.4}, over {}){}",
+            th.above,
             if a.level == Level::Page { "pages" } else { "neighborhoods" },
             th.value,
             th.kind,
             th.mean,
             th.sd,
-            th.population
+            th.population,
+            report::listed_note(&th, rows.len())
         );
+    }
+    if let Some(hint) = report::nothing_above_hint(&th) {
+        eprintln!("{hint}");
     }
     Ok(())
 }

@@ -4,12 +4,18 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
+use crate::cli::exit;
 use crate::cli::flags::scan::ScanArgs;
 use crate::labelset;
 use crate::pipeline;
 use crate::report::summary;
 
 pub fn run(a: &ScanArgs) -> Result<()> {
+    // A scan's store is consistent at any moment: ^C exits at once, and the same command
+    // skips what is stored and goes on.
+    let _ = exit::on_interrupt(exit::OnInterrupt::ExitNow {
+        resume: "run the same command again to resume (pages already stored are skipped)",
+    });
     let mut loaded = labelset::load_for_scan(
         &a.labelset,
         a.file_labelset.as_deref(),
@@ -27,6 +33,13 @@ pub fn run(a: &ScanArgs) -> Result<()> {
     summary::print_scan(&stats, &store)?;
     if let Some(path) = &a.stats_json {
         super::write_json(path, &stats)?;
+    }
+    if stats.errors > 0 {
+        return Err(exit::Outcome::Partial(format!(
+            "{} read errors (listed above): what could be read is stored; the rest was skipped",
+            stats.errors
+        ))
+        .into());
     }
     Ok(())
 }

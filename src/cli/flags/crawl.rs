@@ -18,7 +18,7 @@ use crate::pipeline::stages::Focus;
 #[derive(Args)]
 pub struct CrawlArgs {
     /// Store to write; holds the frontier too, so the same command resumes.
-    #[arg(long)]
+    #[arg(long, env = "DITTO_STORE")]
     pub store: PathBuf,
     /// Live origins of text segments (Abdel-Hamid et al. 2009) in a table of this size (e.g.
     /// 64MB), in the order pages are stored; `ditto origins --live` prints them. Off by
@@ -30,7 +30,7 @@ pub struct CrawlArgs {
     #[arg(long)]
     pub keep_text: bool,
     /// Chunk label set (.dls) to detect while crawling.
-    #[arg(long, required_unless_present = "explain_priority")]
+    #[arg(long, env = "DITTO_LABELSET", required_unless_present = "explain_priority")]
     pub labelset: Option<PathBuf>,
     /// File of seed URLs, one per line (# comments allowed).
     #[arg(long)]
@@ -40,7 +40,7 @@ pub struct CrawlArgs {
     pub seed: Vec<String>,
     /// Honest User-Agent with a contact URL or e-mail, e.g. "ditto/0.1 (+https://example.org/bot)".
     /// Required. Its product token ("ditto") is what robots.txt groups are matched against.
-    #[arg(long, required_unless_present = "explain_priority")]
+    #[arg(long, env = "DITTO_USER_AGENT", required_unless_present = "explain_priority")]
     pub user_agent: Option<String>,
     /// Stop after this many page fetches (robots.txt not counted).
     #[arg(long, default_value_t = 100_000)]
@@ -124,7 +124,7 @@ pub struct CrawlArgs {
     #[arg(long, default_value_t = 60)]
     pub timeout: u64,
     /// Workers per CPU stage of detection. Default: number of cores.
-    #[arg(long)]
+    #[arg(long, value_parser = super::parse_threads)]
     pub threads: Option<usize>,
     /// Write the crawl and detection statistics as JSON to this file.
     #[arg(long)]

@@ -49,7 +49,7 @@ pub struct DiscoverArgs {
     #[arg(long)]
     pub url_prefix: Option<String>,
     /// Workers cleaning and hashing INPUTS. Default: number of cores.
-    #[arg(long)]
+    #[arg(long, value_parser = super::parse_threads)]
     pub threads: Option<usize>,
     /// As `ditto scan --max-path-repeats`.
     #[arg(long, default_value_t = 3)]

@@ -39,7 +39,7 @@ impl ExportCommand {
 #[derive(Args, Debug, Clone)]
 pub struct ExportChunksArgs {
     /// The store to export (a finished scan or crawl).
-    #[arg(long)]
+    #[arg(long, env = "DITTO_STORE")]
     pub store: PathBuf,
     /// CSV, or Parquet (needs a build with `--features parquet`).
     #[arg(long, value_enum, default_value = "csv")]

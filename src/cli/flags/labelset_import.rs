@@ -10,10 +10,9 @@ use crate::analysis::discover::ImportConfig;
 /// `ditto labelset import`.
 #[derive(Args, Debug, Clone)]
 pub struct ImportArgs {
-    // Worded as `--help` has always shown it; rustdoc cannot resolve the link from here.
-    /// The hash list (see [`parse_hash_list`] for the format; `examples/spark/discover.py`
-    /// writes it).
-    #[allow(rustdoc::broken_intra_doc_links)]
+    /// The hash list, as `examples/spark/discover.py` writes it: one line per hash,
+    /// SHA1-HEX<TAB>COUNT<TAB>SAMPLE_URL; lines starting with `#` are comments, and
+    /// `# kind=`, `# min_count=`, `# normalization=` lines give the defaults below.
     pub input: PathBuf,
     /// The label set to write (.dls).
     #[arg(short = 'o', long = "output")]

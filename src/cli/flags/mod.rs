@@ -38,6 +38,16 @@ pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
     Ok(v as u64)
 }
 
+/// Parse `--threads`: 1 to [`crate::pipeline::pool::MAX_WORKERS`]; anything else is a usage
+/// error (exit 2) before the command opens anything.
+pub fn parse_threads(s: &str) -> std::result::Result<usize, String> {
+    let max = crate::pipeline::pool::MAX_WORKERS;
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("expected a number of workers from 1 to {max}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,5 +60,13 @@ mod tests {
         assert_eq!(parse_bytes("1000"), Ok(1000));
         assert!(parse_bytes("12 parsecs").is_err());
         assert!(parse_bytes("MB").is_err());
+    }
+
+    #[test]
+    fn threads_are_bounded() {
+        assert_eq!(parse_threads("4"), Ok(4));
+        assert!(parse_threads("0").is_err());
+        assert!(parse_threads("100000").is_err());
+        assert!(parse_threads("-1").is_err());
     }
 }

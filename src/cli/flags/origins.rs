@@ -13,7 +13,7 @@ use crate::analysis::origins::{
 #[derive(Debug, Clone, clap::Args)]
 pub struct OriginsArgs {
     /// Store written by `ditto scan` or `ditto crawl`.
-    #[arg(long)]
+    #[arg(long, env = "DITTO_STORE")]
     pub store: PathBuf,
     /// Size of the shingle table (e.g. 64MB).
     #[arg(long, default_value = "64MB", value_parser = parse_bytes)]

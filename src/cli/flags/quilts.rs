@@ -9,7 +9,7 @@ use crate::analysis::quilts::{QuiltFormat, QuiltsConfig};
 #[derive(Debug, Clone, clap::Args)]
 pub struct QuiltsArgs {
     /// Store written by `ditto scan` or `ditto crawl`.
-    #[arg(long)]
+    #[arg(long, env = "DITTO_STORE")]
     pub store: PathBuf,
     /// Words per k-gram.
     #[arg(long, default_value_t = 5)]

@@ -9,13 +9,13 @@ use crate::analysis::recrawl::RecrawlConfig;
 #[derive(Debug, clap::Args)]
 pub struct RecrawlArgs {
     /// Store of the earlier crawl (or scan) whose URLs are refreshed.
-    #[arg(long)]
+    #[arg(long, env = "DITTO_STORE")]
     pub store: PathBuf,
     /// Store the recrawl writes (resumable like any crawl store).
     #[arg(long)]
     pub new_store: PathBuf,
     /// Chunk label set (.dls) to detect while crawling.
-    #[arg(long)]
+    #[arg(long, env = "DITTO_LABELSET")]
     pub labelset: PathBuf,
     /// Write every fetch to WARC files here.
     #[arg(long)]

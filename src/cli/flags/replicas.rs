@@ -8,7 +8,7 @@ use crate::analysis::replicas::{ReplicaFormat, ReplicasConfig};
 #[derive(Debug, clap::Args)]
 pub struct ReplicasArgs {
     /// Store written by `ditto scan` or `ditto crawl`.
-    #[arg(long)]
+    #[arg(long, env = "DITTO_STORE")]
     pub store: PathBuf,
     #[arg(long, value_enum, default_value = "jsonl")]
     pub format: ReplicaFormat,

@@ -10,7 +10,7 @@ use crate::report::{Format, Level, ReportConfig, ReviewFilter, ThresholdChoice};
 pub struct ReportArgs {
     /// The store; repeat to report over several stores as one (partitioned crawls and
     /// scans): thresholds over their union, the verdicts of a single store holding it all.
-    #[arg(long, required = true)]
+    #[arg(long, required = true, env = "DITTO_STORE")]
     pub store: Vec<PathBuf>,
     /// `parquet` needs `-o FILE` and a build with `--features parquet`.
     #[arg(long, value_enum, default_value = "jsonl")]
@@ -38,7 +38,7 @@ pub struct ReportArgs {
     #[arg(long, default_value_t = 5)]
     pub sources: usize,
     /// Label set for source titles (default: the one the store was scanned with).
-    #[arg(long)]
+    #[arg(long, env = "DITTO_LABELSET")]
     pub labelset: Option<PathBuf>,
     /// Only neighborhoods nobody has labeled yet (`ditto review`).
     #[arg(long, conflicts_with = "all")]

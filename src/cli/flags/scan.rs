@@ -13,10 +13,10 @@ use crate::pipeline::ScanConfig;
 #[derive(Args)]
 pub struct ScanArgs {
     /// Store to write (created if missing; re-running skips pages already stored).
-    #[arg(long)]
+    #[arg(long, env = "DITTO_STORE")]
     pub store: PathBuf,
     /// Chunk label set (.dls, kind chunks).
-    #[arg(long)]
+    #[arg(long, env = "DITTO_LABELSET")]
     pub labelset: PathBuf,
     /// Optional file label set (.dls, kind files) for whole-body matches (L_f).
     #[arg(long)]
@@ -27,13 +27,14 @@ pub struct ScanArgs {
     /// Do not use the built-in list of benign idioms (see `labelsets/data/default-stopchunks.txt`).
     #[arg(long)]
     pub no_default_stop_chunks: bool,
-    /// URL prefix for directory inputs: a file's URL is prefix + relative path. With a
-    /// folder whose subfolders are host names, `--url-prefix http://` gives http://HOST/PATH.
-    /// Default: file://<absolute directory>/.
+    /// URL prefix for directory inputs: a file's URL is prefix + relative path. Default: a
+    /// folder whose subfolders are all host names (DIR/HOST/PATH) is read as
+    /// http://HOST/PATH; any other gets file://<absolute directory>/ URLs, which have no host
+    /// and so form no neighborhoods (the scan warns: give e.g. `--url-prefix http://HOST/`).
     #[arg(long)]
     pub url_prefix: Option<String>,
     /// Workers per CPU stage (clean, fingerprint, match). Default: number of cores.
-    #[arg(long)]
+    #[arg(long, value_parser = super::parse_threads)]
     pub threads: Option<usize>,
     /// Skip URLs whose path repeats a segment sequence this many times back to back
     /// (recursion errors, §3.4.1); 0 turns the check off.

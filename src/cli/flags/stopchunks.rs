@@ -29,6 +29,7 @@ impl StopchunksCommand {
                 counting: a.counting.to_config(),
                 stop_paths: a.stop_chunks.clone(),
                 no_default_stops: a.no_default_stop_chunks,
+                min_letters: a.min_letters,
             }),
             StopchunksCommand::Export(a) => StopchunksConfig::ExportReviewed(a.store.clone()),
         }
@@ -39,7 +40,7 @@ impl StopchunksCommand {
 #[derive(Args, Debug, Clone)]
 pub struct StopchunksExportArgs {
     /// The store whose reviewed stop chunks to write.
-    #[arg(long)]
+    #[arg(long, env = "DITTO_STORE")]
     pub store: PathBuf,
 }
 
@@ -47,7 +48,7 @@ pub struct StopchunksExportArgs {
 #[derive(Args, Debug, Clone)]
 pub struct SuggestArgs {
     /// The store to count (a finished scan or crawl).
-    #[arg(long)]
+    #[arg(long, env = "DITTO_STORE")]
     pub store: PathBuf,
     /// How many chunks to list (the paper reviewed the top 500, §6.1).
     #[arg(long, default_value_t = 500)]
@@ -63,4 +64,8 @@ pub struct SuggestArgs {
     /// Also suggest chunks of the built-in list (left out by default).
     #[arg(long)]
     pub no_default_stop_chunks: bool,
+    /// Leave out chunks with fewer letters than this (`1`, `0`, `100%`: numbers and symbols
+    /// that are no idiom to review). 0 keeps every chunk.
+    #[arg(long, default_value_t = 3)]
+    pub min_letters: usize,
 }

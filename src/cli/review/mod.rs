@@ -23,7 +23,7 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8700";
 #[derive(Args, Debug)]
 pub struct ReviewArgs {
     /// Store to review (labels are written into it).
-    #[arg(long)]
+    #[arg(long, env = "DITTO_STORE")]
     pub store: PathBuf,
     /// Address to serve on. Default 127.0.0.1:8700. A non-loopback address exposes the
     /// store and its labels to the network: it is only used when given here, with a warning.
@@ -33,7 +33,7 @@ pub struct ReviewArgs {
     #[arg(long, default_value_t = default_reviewer())]
     pub reviewer: String,
     /// Label set for source titles and URLs (default: the one the store was scanned with).
-    #[arg(long)]
+    #[arg(long, env = "DITTO_LABELSET")]
     pub labelset: Option<PathBuf>,
     /// `auto` = mean + one standard deviation over all neighborhoods, or a value in [0, 1].
     #[arg(long, default_value = "auto")]

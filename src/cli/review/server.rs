@@ -217,8 +217,14 @@ impl Review {
             ThresholdChoice::MeanPlusStd => ("mean+sd", stats.mean_plus_std()),
             ThresholdChoice::Fixed(v) => ("fixed", v),
         };
-        let threshold =
-            ThresholdInfo { kind, value, mean: stats.mean(), sd: stats.std_dev(), population: stats.count };
+        let threshold = ThresholdInfo {
+            kind,
+            value,
+            mean: stats.mean(),
+            sd: stats.std_dev(),
+            population: stats.count,
+            ..Default::default()
+        };
         let mut flagged: Vec<u32> =
             (0..all.len() as u32).filter(|&i| all[i as usize].1.badness() > value).collect();
         // Same order as `ditto report`: badness, then labeled chunks, then name.

@@ -1,0 +1,392 @@
+//! What a new user hits following the README literally (issue 25, items 1, 7, 8): each test
+//! reproduces one surprise, run as the README writes the command.
+
+use crate::common;
+
+use std::fs;
+use std::path::Path;
+
+use common::*;
+
+fn write(root: &Path, rel: &str, body: &str) {
+    let p = root.join(rel);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, body).unwrap();
+}
+
+/// A folder of HOST/PATH pages: a content farm copying Wikipedia and three hosts of original
+/// documentation (from the shared Debian docs).
+fn host_path_web(web: &Path) {
+    for a in ["Albedo", "Aardvark", "ASCII", "Anarchism"] {
+        let body = format!(
+            "<html><body><p>Cheap watches!</p>{}</body></html>",
+            article_paragraphs(a, 100).join("\n")
+        );
+        write(web, &format!("farm.test/wiki/{a}.html"), &body);
+    }
+    let debian = shared_data().join("reuse/site/debian-faq.en.docs.test");
+    let mut docs: Vec<_> = fs::read_dir(&debian)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "html"))
+        .collect();
+    docs.sort();
+    for (i, p) in docs.iter().take(6).enumerate() {
+        let name = p.file_name().unwrap().to_str().unwrap();
+        write(web, &format!("docs{}.test/faq/{name}", i % 3), &fs::read_to_string(p).unwrap());
+    }
+}
+
+#[test]
+fn a_host_path_folder_scanned_without_a_flag_finds_the_copier() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let web = tmp.path().join("web");
+    host_path_web(&web);
+    let db = tmp.path().join("d.db");
+    // As the README writes it: no --url-prefix.
+    let out = run_ok(&[
+        "scan",
+        "--progress",
+        "none",
+        "--store",
+        db.to_str().unwrap(),
+        "--labelset",
+        labelset.to_str().unwrap(),
+        web.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("subfolders are host names, read as http://HOST/PATH"), "{err}");
+    let out = run_ok(&["report", "--store", db.to_str().unwrap(), "--format", "jsonl"]);
+    let flagged: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["neighborhood"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(
+        flagged.iter().any(|n| n.starts_with("http://farm.test/")),
+        "the farm is not flagged: {flagged:?}"
+    );
+    assert!(flagged.iter().all(|n| n.starts_with("http://farm.test/")), "only the farm: {flagged:?}");
+}
+
+#[test]
+fn a_folder_whose_urls_have_no_host_is_warned_about_with_the_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let flat = tmp.path().join("pages");
+    for a in ["Albedo", "Aardvark"] {
+        write(
+            &flat,
+            &format!("{a}.html"),
+            &format!("<html><body>{}</body></html>", article_paragraphs(a, 100).join("\n")),
+        );
+    }
+    let db = tmp.path().join("flat.db");
+    let out = run_ok(&[
+        "scan",
+        "--progress",
+        "none",
+        "--store",
+        db.to_str().unwrap(),
+        "--labelset",
+        labelset.to_str().unwrap(),
+        flat.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning:") && err.contains("no host") && err.contains("--url-prefix http://HOST/"),
+        "{err}"
+    );
+    // The fix the warning names works.
+    let db2 = tmp.path().join("fixed.db");
+    run_ok(&[
+        "scan",
+        "--progress",
+        "none",
+        "--store",
+        db2.to_str().unwrap(),
+        "--labelset",
+        labelset.to_str().unwrap(),
+        "--url-prefix",
+        "http://pages.test/",
+        flat.to_str().unwrap(),
+    ]);
+    let out =
+        run_ok(&["report", "--store", db2.to_str().unwrap(), "--format", "jsonl", "--threshold", "0.1"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("pages.test/"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// The `sources[].url` of every report row.
+fn source_urls(db: &Path) -> Vec<String> {
+    let out = run_ok(&["report", "--store", db.to_str().unwrap(), "--format", "jsonl", "--threshold", "0.1"]);
+    let mut urls = Vec::new();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        for s in row["sources"].as_array().unwrap() {
+            urls.push(s["url"].as_str().unwrap_or("").to_string());
+        }
+    }
+    urls
+}
+
+#[test]
+fn label_set_sources_from_a_folder_are_linkable_or_warned_about() {
+    let tmp = tempfile::tempdir().unwrap();
+    let web = tmp.path().join("web");
+    host_path_web(&web);
+    // Label sources saved as HOST/PATH: their URLs are http://HOST/PATH, no flag needed.
+    let saved = tmp.path().join("saved");
+    for a in ["Albedo", "Aardvark", "ASCII", "Anarchism"] {
+        let src = shared_data().join(format!("wikipedia/articles/{a}.html"));
+        write(&saved, &format!("en.wikipedia.org/wiki/{a}.html"), &fs::read_to_string(src).unwrap());
+    }
+    let dls = tmp.path().join("hosts.dls");
+    let out =
+        run_ok(&["labelset", "build", "--name", "w", "-o", dls.to_str().unwrap(), saved.to_str().unwrap()]);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("warning"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let db = tmp.path().join("h.db");
+    run_ok(&[
+        "scan",
+        "--progress",
+        "none",
+        "--store",
+        db.to_str().unwrap(),
+        "--labelset",
+        dls.to_str().unwrap(),
+        web.to_str().unwrap(),
+    ]);
+    let urls = source_urls(&db);
+    assert!(
+        !urls.is_empty() && urls.iter().all(|u| u.starts_with("http://en.wikipedia.org/wiki/")),
+        "{urls:?}"
+    );
+
+    // A flat folder of articles (the shared sample's layout): warned, with the flag that fixes it.
+    let articles = shared_data().join("wikipedia/articles");
+    let flat = tmp.path().join("flat.dls");
+    let out = run_ok(&[
+        "labelset",
+        "build",
+        "--name",
+        "w",
+        "-o",
+        flat.to_str().unwrap(),
+        articles.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning:") && err.contains("--url-prefix https://en.wikipedia.org/wiki/"), "{err}");
+}
+
+fn ditto_out(args: &[&str]) -> (Option<i32>, String, String) {
+    let o = ditto().args(args).output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn messages_say_what_is_wrong_and_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let web = tmp.path().join("web");
+    host_path_web(&web);
+    let db = tmp.path().join("d.db");
+    let dbs = db.to_str().unwrap();
+    run_ok(&[
+        "scan",
+        "--progress",
+        "none",
+        "--store",
+        dbs,
+        "--labelset",
+        labelset.to_str().unwrap(),
+        web.to_str().unwrap(),
+    ]);
+
+    // Bad JSON given to `labels import` is the input's fault, not the store's.
+    let bad = tmp.path().join("labels.jsonl");
+    fs::write(&bad, "this is not json\n").unwrap();
+    let (code, _, err) = ditto_out(&["labels", "import", "--store", dbs, bad.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("labels to import, line 1") && !err.contains("corrupt store"), "{err}");
+
+    // Without the parquet feature the error names every format this build writes.
+    if !cfg!(feature = "parquet") {
+        let (_, _, err) = ditto_out(&["report", "--store", dbs, "--format", "parquet", "-o", "x.parquet"]);
+        assert!(err.contains("jsonl, csv or table"), "{err}");
+    }
+
+    // --help is for people: no rustdoc link syntax.
+    let (_, help, _) = ditto_out(&["labelset", "import", "--help"]);
+    assert!(!help.contains("[`") && !help.contains("parse_hash_list"), "{help}");
+
+    // Reviewed neighborhoods left out by --unreviewed are counted, not hidden.
+    let (_, rows, _) = ditto_out(&["report", "--store", dbs, "--format", "jsonl"]);
+    let names: Vec<String> = rows
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["neighborhood"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(names.len() >= 2, "{names:?}");
+    let labels: String = names
+        .iter()
+        .map(|n| format!("{{\"neighborhood\":\"{n}\",\"label\":\"copied-for-profit\",\"reviewer\":\"t\",\"time\":1}}\n"))
+        .collect();
+    let lf = tmp.path().join("good.jsonl");
+    fs::write(&lf, labels).unwrap();
+    run_ok(&["labels", "import", "--store", dbs, lf.to_str().unwrap()]);
+    let (_, table, _) = ditto_out(&["report", "--store", dbs, "--unreviewed", "--format", "table"]);
+    let want = format!("{} above it, 0 listed ({} left out as reviewed", names.len(), names.len());
+    assert!(table.lines().next().is_some_and(|l| l.contains(&want)), "{table}");
+
+    // Nothing above a threshold: where the nearest sit and the --threshold that lists them.
+    let (_, out, err) = ditto_out(&["report", "--store", dbs, "--format", "jsonl", "--threshold", "0.99"]);
+    assert!(out.is_empty());
+    assert!(
+        err.contains("the highest below it: http://farm.test/") && err.contains("try --threshold 0."),
+        "{err}"
+    );
+    let suggested: String = err.split("try --threshold ").nth(1).unwrap().chars().take(4).collect();
+    let (_, out, _) = ditto_out(&["report", "--store", dbs, "--format", "jsonl", "--threshold", &suggested]);
+    assert!(out.contains("http://farm.test/"), "--threshold {suggested} lists nothing");
+}
+
+#[test]
+fn stop_chunk_suggestions_leave_out_numbers_and_symbols() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let web = tmp.path().join("web");
+    // Blocks every page repeats: numbers and symbols ("1", "0", "100%"), a boilerplate paragraph.
+    let boiler = "This page is part of our documentation archive; content is provided as is, without warranty of any kind, and may be outdated.";
+    for i in 0..30 {
+        write(
+            &web,
+            &format!("docs.test/p{i}.html"),
+            &format!("<html><body><p>1</p><p>0</p><p>100%</p><p>{boiler}</p><p>Page {i} has its own words here.</p></body></html>"),
+        );
+    }
+    let db = tmp.path().join("s.db");
+    run_ok(&[
+        "scan",
+        "--progress",
+        "none",
+        "--store",
+        db.to_str().unwrap(),
+        "--labelset",
+        labelset.to_str().unwrap(),
+        web.to_str().unwrap(),
+    ]);
+    let out = run_ok(&["stopchunks", "suggest", "--store", db.to_str().unwrap(), "--top", "5"]);
+    let list = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = list.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).collect();
+    assert!(lines.iter().any(|l| l.contains("documentation archive")), "{list}");
+    for noise in ["1", "0", "100%"] {
+        assert!(!lines.contains(&noise), "{noise:?} suggested: {lines:?}");
+    }
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("3 with fewer than 3 letters left out"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // --min-letters 0 keeps them.
+    let out = run_ok(&[
+        "stopchunks",
+        "suggest",
+        "--store",
+        db.to_str().unwrap(),
+        "--top",
+        "5",
+        "--min-letters",
+        "0",
+    ]);
+    assert!(String::from_utf8(out.stdout).unwrap().lines().any(|l| l == "100%"));
+}
+
+#[test]
+fn options_come_from_flags_then_environment_then_config_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let web = tmp.path().join("web");
+    host_path_web(&web);
+    let db = tmp.path().join("d.db");
+    run_ok(&[
+        "scan",
+        "--progress",
+        "none",
+        "--store",
+        db.to_str().unwrap(),
+        "--labelset",
+        labelset.to_str().unwrap(),
+        web.to_str().unwrap(),
+    ]);
+    let cfg = tmp.path().join("report.toml");
+    fs::write(&cfg, format!("store = {:?}\nformat = \"jsonl\"\nthreshold = 0.99\n", db.to_str().unwrap()))
+        .unwrap();
+    let rows = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).lines().count();
+    // The file alone: its store, format and threshold (nothing that high).
+    let o = ditto().args(["report", "--config", cfg.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(rows(&o), 0);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("above threshold 0.9900"));
+    // A flag beats the file.
+    let o =
+        ditto().args(["report", "--config", cfg.to_str().unwrap(), "--threshold", "0.1"]).output().unwrap();
+    assert!(rows(&o) >= 2, "{}", String::from_utf8_lossy(&o.stderr));
+    // The environment beats the file: DITTO_STORE names another (empty) store.
+    let empty = tmp.path().join("empty.db");
+    run_ok(&["stats", "--store", empty.to_str().unwrap()]);
+    let o = ditto()
+        .env("DITTO_STORE", &empty)
+        .args(["report", "--config", cfg.to_str().unwrap(), "--threshold", "0.1"])
+        .output()
+        .unwrap();
+    assert_eq!(rows(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    // And the environment alone works without the file.
+    let o = ditto()
+        .env("DITTO_STORE", &db)
+        .args(["report", "--format", "jsonl", "--threshold", "0.1"])
+        .output()
+        .unwrap();
+    assert!(rows(&o) >= 2, "{}", String::from_utf8_lossy(&o.stderr));
+    // A key that is no option of the command is a usage error naming it.
+    fs::write(&cfg, "stor = \"x\"\n").unwrap();
+    let o = ditto().args(["stats", "--config", cfg.to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("`stor` is not an option of `ditto stats`"));
+}
+
+#[test]
+fn completions_and_man_pages_come_from_the_clap_definitions() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = run_ok(&["completions", shell]);
+        let script = String::from_utf8(out.stdout).unwrap();
+        for word in ["crawl", "max-pages", "labelset"] {
+            assert!(script.contains(word), "{shell} completions lack {word}");
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    run_ok(&["man", tmp.path().to_str().unwrap()]);
+    let crawl = fs::read_to_string(tmp.path().join("ditto-crawl.1")).unwrap();
+    assert!(crawl.contains(".TH") && crawl.contains("max\\-pages"), "{}", &crawl[..crawl.len().min(400)]);
+    assert!(tmp.path().join("ditto.1").exists() && tmp.path().join("ditto-labelset-build.1").exists());
+}
