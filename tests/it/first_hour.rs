@@ -354,7 +354,12 @@ fn options_come_from_flags_then_environment_then_config_file() {
     assert!(rows(&o) >= 2, "{}", String::from_utf8_lossy(&o.stderr));
     // The environment beats the file: DITTO_STORE names another (empty) store.
     let empty = tmp.path().join("empty.db");
-    run_ok(&["stats", "--store", empty.to_str().unwrap()]);
+    let plain = tmp.path().join("plain/x.test");
+    fs::create_dir_all(&plain).unwrap();
+    fs::write(plain.join("index.html"), "<html><body><p>Nothing copied here.</p></body></html>").unwrap();
+    let plain = tmp.path().join("plain");
+    let (e, l, p) = (empty.to_str().unwrap(), labelset.to_str().unwrap(), plain.to_str().unwrap());
+    run_ok(&["scan", "--progress", "none", "--store", e, "--labelset", l, p]);
     let o = ditto()
         .env("DITTO_STORE", &empty)
         .args(["report", "--config", cfg.to_str().unwrap(), "--threshold", "0.1"])

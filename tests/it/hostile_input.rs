@@ -7,7 +7,8 @@ use std::path::Path;
 use crate::common::*;
 
 /// `ditto scan` of `inputs` into a new store; returns the stats JSON and stderr.
-fn scan(dir: &Path, extra: &[&str], inputs: &[&Path]) -> (serde_json::Value, String) {
+/// `ditto scan`; exit `code` expected (0, or 3 when some input could not be read).
+fn scan(dir: &Path, extra: &[&str], inputs: &[&Path], code: i32) -> (serde_json::Value, String) {
     let labelset = wikipedia_labelset(dir);
     let stats = dir.join("stats.json");
     let db = dir.join("scan.db");
@@ -24,9 +25,11 @@ fn scan(dir: &Path, extra: &[&str], inputs: &[&Path]) -> (serde_json::Value, Str
     ];
     args.extend_from_slice(extra);
     args.extend(inputs.iter().map(|p| p.to_str().unwrap()));
-    let out = run_ok(&args);
+    let out = ditto().args(&args).output().expect("running ditto");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "{stderr}");
     let json = serde_json::from_slice(&std::fs::read(&stats).expect("stats JSON")).unwrap();
-    (json, String::from_utf8_lossy(&out.stderr).into_owned())
+    (json, stderr)
 }
 
 fn stored_urls(db: &Path) -> Vec<String> {
@@ -75,7 +78,7 @@ fn a_record_cut_by_its_content_length_is_skipped_counted_and_named() {
     let path = tmp.path().join("lying-length.warc");
     std::fs::write(&path, &warc).unwrap();
 
-    let (stats, stderr) = scan(tmp.path(), &[], &[&path]);
+    let (stats, stderr) = scan(tmp.path(), &[], &[&path], 3);
     eprintln!("{stderr}");
     assert_eq!(stats["skipped"]["warc_length_mismatch"], 1, "{stats}");
     assert_eq!(
@@ -111,7 +114,7 @@ fn fifos_are_counted_and_non_utf8_names_keep_their_own_urls() {
     let made = std::process::Command::new("mkfifo").arg(site.join("pipe.html")).status();
     let fifo = made.is_ok_and(|s| s.success());
 
-    let (stats, _) = scan(tmp.path(), &["--url-prefix", "http://"], &[&tmp.path().join("site")]);
+    let (stats, _) = scan(tmp.path(), &["--url-prefix", "http://"], &[&tmp.path().join("site")], 0);
     let urls = stored_urls(&tmp.path().join("scan.db"));
     assert_eq!(urls, ["http://b.test/r%E8sum%E8.html", "http://b.test/r%E9sum%E9.html"]);
     if fifo {

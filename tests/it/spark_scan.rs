@@ -19,7 +19,7 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use crate::common::{run_ok, shared_data};
+use crate::common::{ditto, run_ok, shared_data};
 use crate::spark_discover::spark_python;
 use ditto::report::{Level, NoSourceNames, ReportConfig, ReviewFilter, ThresholdChoice};
 
@@ -196,7 +196,9 @@ fn spark_scan_over_loopback_http_equals_ditto_scan_and_report() {
             .collect();
     args.extend(["--progress".into(), "none".into()]);
     args.extend(rel.iter().map(|r| srv.join(r).to_string_lossy().into_owned()));
-    run_ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    // Exit 3: the truncated WARC cannot be read to its end (the rest is stored).
+    let scanned = ditto().args(&args).output().expect("running ditto");
+    assert_eq!(scanned.status.code(), Some(3), "{}", String::from_utf8_lossy(&scanned.stderr));
     let want_text =
         String::from_utf8(run_ok(&["report", "--store", db.to_str().unwrap(), "--format", "jsonl"]).stdout)
             .unwrap();
