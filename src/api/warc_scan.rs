@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
 
-use crawler::warc::{convert_record, WarcReader};
+use crawler::warc::{printable, WarcPages};
 use detector::neighborhood::contains_fixed;
 use detector::{CleanOptions, NeighborhoodAccumulator, PageOrigin};
 
@@ -72,30 +72,23 @@ impl Detector {
     /// counted (`too_large`), as `ditto scan --max-body-bytes` does.
     pub fn scan_warc<R: Read>(&self, input: R, name: &str, max_body_bytes: u64) -> WarcScan {
         let max = usize::try_from(max_body_bytes).unwrap_or(usize::MAX);
-        let mut reader = WarcReader::new(input).with_max_record(max_body_bytes);
+        // The records-to-pages rules (caps, cut bodies) are `ditto scan`'s own.
+        let mut pages = WarcPages::from_reader(input, name, 0).with_max_size(max);
         let skips = Skips::default();
         let settings = FilterSettings { traps: self.cfg.traps, store: None };
         let need = DigestNeed::of(&self.scan_matcher);
         let clean_opts = CleanOptions { extract_links: false };
         let mut seen: HashSet<Vec<u8>> = HashSet::new();
         let mut out = WarcScan::default();
-        let mut truncated = 0u64;
-        for item in reader.by_ref() {
-            let rec = match item {
-                Ok(rec) => rec,
+        for item in pages.by_ref() {
+            let page = match item {
+                Ok(page) => page,
                 Err(e) => {
-                    skips.add(SkipReason::ReadError, 1);
-                    skips.error(format!("{name}: {e}"));
+                    skips.add(SkipReason::of_warc_error(&e), 1);
+                    skips.error(format!("{}: {e}", printable(name)));
                     continue;
                 }
             };
-            let c = convert_record(&rec, name, max);
-            let Some(page) = c.page else { continue };
-            // As `crawler::warc::WarcPages`: a body cut by the cap or recorded cut is not the page.
-            if c.body_capped || rec.header("WARC-Truncated").is_some() {
-                truncated += 1;
-                continue;
-            }
             out.pages_read += 1;
             out.payload_bytes += page.body.len() as u64;
             let Some(filtered) = stages::filter(Input::from(page), &settings, &skips) else { continue };
@@ -131,9 +124,10 @@ impl Detector {
                 evidence: r.evidence.into_iter().map(|e| (e.source, e.passage)).collect(),
             });
         }
-        skips.add(SkipReason::TooLarge, reader.stats().oversized + truncated);
-        out.records = reader.stats().records;
-        out.input_bytes = reader.input_offset();
+        let st = pages.stats();
+        skips.add(SkipReason::TooLarge, st.warc.oversized + st.truncated);
+        out.records = st.warc.records;
+        out.input_bytes = pages.input_offset();
         out.skips = skips.counts();
         out.errors = skips.errors();
         out

@@ -81,6 +81,15 @@ pub enum SkipReason {
 }
 
 impl SkipReason {
+    /// Why a WARC record was skipped: a length that disagrees with the block has its own
+    /// count, every other reader error is a read error.
+    pub fn of_warc_error(e: &crawler::warc::WarcError) -> SkipReason {
+        match e.kind {
+            crawler::warc::WarcErrorKind::LengthMismatch => SkipReason::WarcLengthMismatch,
+            _ => SkipReason::ReadError,
+        }
+    }
+
     pub fn as_str(&self) -> &'static str {
         match self {
             SkipReason::TrapRepeatedPath => "trap_repeated_path",

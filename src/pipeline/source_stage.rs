@@ -15,7 +15,7 @@ use super::source_remote::{RemoteCounters, RemoteInputs, RemoteRun};
 use super::stages::Input;
 use crate::source::dir::{self, DirSource};
 use crawler::partition::Partition;
-use crawler::warc::{printable, WarcErrorKind, WarcPages};
+use crawler::warc::{printable, WarcPages};
 use store::Store;
 
 /// Counters the progress display reads.
@@ -293,11 +293,7 @@ fn send_warc_pages<R: std::io::Read>(
                 }
             }
             Err(e) => {
-                let reason = match e.kind {
-                    WarcErrorKind::LengthMismatch => SkipReason::WarcLengthMismatch,
-                    _ => SkipReason::ReadError,
-                };
-                skips.add(reason, 1);
+                skips.add(SkipReason::of_warc_error(&e), 1);
                 skips.error(format!("{}: {e}", printable(name)));
             }
         }
