@@ -74,3 +74,22 @@ pub fn scan_site(db: &Path, labelset: &Path, site: &Path) -> Output {
         site.to_str().unwrap(),
     ])
 }
+
+/// `ditto scan --progress none --stats-json STATS` of `args` (inputs and flags) into `store`;
+/// asserts the exit `code` (0, or 3 when some input could not be read) and returns stderr.
+pub fn scan_with_stats(store: &Path, labelset: &Path, stats: &Path, args: &[&str], code: i32) -> String {
+    let out = ditto()
+        .args(["scan", "--store", store.to_str().unwrap(), "--labelset", labelset.to_str().unwrap()])
+        .args(["--progress", "none", "--stats-json", stats.to_str().unwrap()])
+        .args(args)
+        .output()
+        .expect("running ditto");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "ditto scan {args:?}: {stderr}");
+    stderr
+}
+
+/// A scan's `--stats-json` file.
+pub fn read_stats(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).expect("stats JSON")).expect("stats JSON parses")
+}

@@ -6,30 +6,15 @@ use std::path::Path;
 
 use crate::common::*;
 
-/// `ditto scan` of `inputs` into a new store; returns the stats JSON and stderr.
-/// `ditto scan`; exit `code` expected (0, or 3 when some input could not be read).
+/// `ditto scan` of `inputs` into a new store, exit `code` expected (0, or 3 when some input
+/// could not be read); returns the stats JSON and stderr.
 fn scan(dir: &Path, extra: &[&str], inputs: &[&Path], code: i32) -> (serde_json::Value, String) {
     let labelset = wikipedia_labelset(dir);
     let stats = dir.join("stats.json");
-    let db = dir.join("scan.db");
-    let mut args = vec![
-        "scan",
-        "--store",
-        db.to_str().unwrap(),
-        "--labelset",
-        labelset.to_str().unwrap(),
-        "--progress",
-        "none",
-        "--stats-json",
-        stats.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
+    let mut args = extra.to_vec();
     args.extend(inputs.iter().map(|p| p.to_str().unwrap()));
-    let out = ditto().args(&args).output().expect("running ditto");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(code), "{stderr}");
-    let json = serde_json::from_slice(&std::fs::read(&stats).expect("stats JSON")).unwrap();
-    (json, stderr)
+    let stderr = scan_with_stats(&dir.join("scan.db"), &labelset, &stats, &args, code);
+    (read_stats(&stats), stderr)
 }
 
 fn stored_urls(db: &Path) -> Vec<String> {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use testweb::{FileServer, Transfers};
 
-use crate::common::{ditto, run_ok, shared_data, wikipedia_labelset};
+use crate::common::{ditto, read_stats, run_ok, scan_with_stats, shared_data, wikipedia_labelset};
 
 /// The WARC files served: the Debian docs (9 MB, 1,388 pages) and two small ones.
 fn warc_files(dir: &Path) -> Vec<&'static str> {
@@ -29,26 +29,6 @@ fn gzipped_listing(path: &Path, lines: &[&str]) {
         writeln!(enc, "crawl-data/{l}").expect("gzip");
     }
     std::fs::write(path, enc.finish().expect("gzip")).expect("write listing");
-}
-
-fn scan(store: &Path, labelset: &Path, stats: &Path, inputs: &[&str]) -> String {
-    let mut args = vec![
-        "scan",
-        "--store",
-        store.to_str().unwrap(),
-        "--labelset",
-        labelset.to_str().unwrap(),
-        "--progress",
-        "none",
-        "--stats-json",
-        stats.to_str().unwrap(),
-    ];
-    args.extend_from_slice(inputs);
-    String::from_utf8_lossy(&run_ok(&args).stderr).into_owned()
-}
-
-fn stats_json(path: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(path).expect("stats json")).expect("stats json parses")
 }
 
 /// What a store holds, as `ditto export chunks` (every chunk occurrence of every page),
@@ -79,7 +59,7 @@ fn a_listing_over_http_gives_the_local_scan_resumes_cut_transfers_and_passes_ove
     let local = tmp.path().join("local.db");
     let local_inputs: Vec<PathBuf> = names.iter().map(|n| served.join(n)).collect();
     let local_args: Vec<&str> = local_inputs.iter().map(|p| p.to_str().unwrap()).collect();
-    scan(&local, &labelset, &tmp.path().join("local.json"), &local_args);
+    scan_with_stats(&local, &labelset, &tmp.path().join("local.json"), &local_args, 0);
 
     // The same files over HTTP, from a gzipped listing joined to --base-url.
     let listing = tmp.path().join("warc.paths.gz");
@@ -88,13 +68,13 @@ fn a_listing_over_http_gives_the_local_scan_resumes_cut_transfers_and_passes_ove
     let remote_json = tmp.path().join("remote.json");
     let base = server.base_url();
     let list_args = ["--input-list", listing.to_str().unwrap(), "--base-url", base.as_str()];
-    let stderr = scan(&remote, &labelset, &remote_json, &list_args);
-    let st = stats_json(&remote_json);
+    let stderr = scan_with_stats(&remote, &labelset, &remote_json, &list_args, 0);
+    let st = read_stats(&remote_json);
     assert_eq!(st["remote"]["files_read"], 3, "{stderr}");
     assert_eq!(st["remote"]["files_failed"], 0, "{stderr}");
     assert!(st["remote"]["resumes"].as_u64().unwrap_or(0) >= 3, "every first transfer was cut: {st}");
     assert!(server.ranged_requests() >= 3, "the resumes asked for ranges");
-    assert_eq!(st["pages_read"], stats_json(&tmp.path().join("local.json"))["pages_read"]);
+    assert_eq!(st["pages_read"], read_stats(&tmp.path().join("local.json"))["pages_read"]);
     assert!(st["pages_read"].as_u64().unwrap_or(0) > 1_000);
 
     let (lc, rc) = (contents(&local), contents(&remote));
@@ -103,8 +83,8 @@ fn a_listing_over_http_gives_the_local_scan_resumes_cut_transfers_and_passes_ove
 
     // Rerun: every file was recorded as finished, nothing is fetched again.
     let before = server.requests();
-    let stderr = scan(&remote, &labelset, &remote_json, &list_args);
-    let st = stats_json(&remote_json);
+    let stderr = scan_with_stats(&remote, &labelset, &remote_json, &list_args, 0);
+    let st = read_stats(&remote_json);
     assert_eq!(st["remote"]["files_finished_before"], 3, "{stderr}");
     assert_eq!(st["pages_read"], 0);
     assert_eq!(server.requests(), before, "no request for finished files");
@@ -131,7 +111,7 @@ fn a_missing_remote_file_is_reported_and_counted_and_the_others_are_read() {
         .expect("run ditto");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
-    let st = stats_json(&json);
+    let st = read_stats(&json);
     assert_eq!(st["remote"]["files_failed"], 1, "{stderr}");
     assert_eq!(st["remote"]["files_read"], 1, "{stderr}");
     assert!(
@@ -146,7 +126,7 @@ fn a_missing_remote_file_is_reported_and_counted_and_the_others_are_read() {
         .args(["--progress", "none", "--retries", "0", "--stats-json", json.to_str().unwrap(), &gone, &there])
         .output()
         .expect("run ditto");
-    let st = stats_json(&json);
+    let st = read_stats(&json);
     assert_eq!(st["remote"]["files_finished_before"], 1, "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(st["remote"]["files_failed"], 1);
 }
