@@ -2,8 +2,11 @@
 //! them) and `ditto labels export|import`. Labels live in the store (`store::labels`) and
 //! `ditto report` honors them.
 
+pub mod diff;
 pub mod html;
+pub mod marked;
 pub mod server;
+pub mod svg;
 
 use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};

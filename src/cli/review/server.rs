@@ -19,7 +19,10 @@ use serde::Deserialize;
 use store::labels::{LabelIndex, ReviewLabel, Verdict};
 use store::{PageRecord, Store};
 
+use super::diff::BlockDiff;
 use super::html::{self, esc, ext_link, pct};
+use super::marked;
+use super::svg::Histogram;
 use crate::report::{ThresholdChoice, ThresholdInfo};
 
 /// Writing into a `String` cannot fail.
@@ -110,6 +113,13 @@ pub struct PageQuery {
     pub url: String,
 }
 
+/// `GET /d?a=URL&b=URL`: two pages (near replicas) side by side.
+#[derive(Debug, Deserialize)]
+pub struct DiffQuery {
+    pub a: String,
+    pub b: String,
+}
+
 #[derive(Debug, Deserialize)]
 pub struct LabelForm {
     #[serde(default)]
@@ -155,6 +165,8 @@ pub struct Review {
     /// Indices into `all` of the neighborhoods above the threshold, worst first.
     flagged: Vec<u32>,
     pub threshold: ThresholdInfo,
+    /// Badness over every neighborhood, for the list view's picture.
+    hist: Histogram,
     labels: RwLock<LabelIndex>,
     csrf: String,
     /// Script/style nonce for the Content-Security-Policy.
@@ -234,12 +246,14 @@ impl Review {
             b.badness().total_cmp(&a.badness()).then(b.labeled_chunks.cmp(&a.labeled_chunks)).then(na.cmp(nb))
         });
         let labels = store.label_index()?;
+        let hist = Histogram::new(all.iter().map(|(_, a)| a.badness()), value);
         Ok(Review {
             store,
             names,
             all,
             flagged,
             threshold,
+            hist,
             labels: RwLock::new(labels),
             csrf: random_token(),
             nonce: random_token(),
@@ -394,9 +408,23 @@ impl Review {
         for v in Verdict::ALL {
             w!(s, "<span class=\"st {0}\">{0}</span> {1} ", v.as_str(), counts.get(&v).copied().unwrap_or(0));
         }
-        s.push_str(
-            "</p><form class=\"filters\" method=\"get\" action=\"/\"><label>show <select name=\"state\">",
+        s.push_str("</p>");
+        let listed: Vec<(f64, usize, &str)> = rows
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| (self.all[i as usize].1.badness(), start + k + 1, self.all[i as usize].0.as_str()))
+            .collect();
+        s.push_str(&self.hist.svg(&listed));
+        w!(
+            s,
+            "<p class=\"histkey\">Badness of all {} neighborhoods (bar heights on a log scale, counts above): \
+             <span class=\"k above\"></span>above the threshold <span class=\"k mixed\"></span>bin holding the \
+             threshold <span class=\"k bar\"></span>at or below it <span class=\"k listed\"></span>▲ the {} listed \
+             below</p>",
+            self.hist.total(),
+            listed.len()
         );
+        s.push_str("<form class=\"filters\" method=\"get\" action=\"/\"><label>show <select name=\"state\">");
         for (v, text) in [
             ("", "all"),
             ("unreviewed", "unreviewed"),
@@ -556,9 +584,18 @@ impl Review {
                 }
             };
             let top = p.sources.first().map(|sc| self.names.link(sc.source)).unwrap_or_default();
+            let near = match &p.near_duplicate_of {
+                Some(o) => format!(
+                    " <a class=\"cmp\" href=\"/d?a={}&amp;b={}\" title=\"near replica of {}\">≈ side by side</a>",
+                    pct(o),
+                    pct(&p.url),
+                    esc(o)
+                ),
+                None => String::new(),
+            };
             w!(
                 s,
-                "<tr data-row><td>{:.4}</td><td>{} / {}</td><td><a class=\"go\" href=\"/p?url={}\">{}</a></td><td>{}</td></tr>",
+                "<tr data-row><td>{:.4}</td><td>{} / {}</td><td><a class=\"go\" href=\"/p?url={}\">{}</a>{near}</td><td>{}</td></tr>",
                 p.contains,
                 p.labeled_chunks,
                 p.chunks,
@@ -580,15 +617,19 @@ impl Review {
         Some(self.layout(&format!("{} — ditto review", html::ellipsize(name, 60)), &s))
     }
 
+    /// Every stored capture of exactly this URL.
+    fn captures(&self, url: &str) -> Vec<PageRecord> {
+        self.store
+            .pages_under(url)
+            .flatten()
+            .take_while(|p| p.url.starts_with(url))
+            .filter(|p| p.url == url)
+            .collect()
+    }
+
     /// One page: each capture with its copied passages beside their sources.
     pub fn render_page(&self, q: &PageQuery) -> Option<String> {
-        let mut captures: Vec<PageRecord> = self
-            .store
-            .pages_under(&q.url)
-            .flatten()
-            .take_while(|p| p.url.starts_with(&q.url))
-            .filter(|p| p.url == q.url)
-            .collect();
+        let mut captures = self.captures(&q.url);
         if captures.is_empty() {
             return None;
         }
@@ -641,7 +682,24 @@ impl Review {
                     .join(", ");
                 w!(s, "<tr><th>sources</th><td>{src}</td></tr>");
             }
+            if let Some(other) = &p.near_duplicate_of {
+                w!(
+                    s,
+                    "<tr><th>near replica of</th><td><a href=\"/p?url={}\">{}</a> · <a class=\"cmp\" \
+                     href=\"/d?a={}&amp;b={}\">compare side by side</a></td></tr>",
+                    pct(other),
+                    esc(&html::ellipsize(other, 100)),
+                    pct(other),
+                    pct(&p.url)
+                );
+            }
             s.push_str("</table>");
+            // The page's text with the copied blocks highlighted beside their sources; the
+            // table of stored passages only when the text cannot be had.
+            if self.render_text(&mut s, p) {
+                s.push_str("</section>");
+                continue;
+            }
             if p.evidence.is_empty() {
                 s.push_str("<p class=\"muted\">No copied passages stored for this page.</p>");
             } else {
@@ -657,60 +715,116 @@ impl Review {
                 }
                 s.push_str("</tbody></table>");
             }
-            self.render_text(&mut s, p);
             s.push_str("</section>");
         }
         Some(self.layout(&format!("{} — ditto review", html::ellipsize(&q.url, 60)), &s))
     }
 
-    /// The page's whole cleaned text as the scan saw it (kept in the store or read back from
-    /// its source, `crate::source::text`): copied blocks highlighted with their source, the
-    /// rest greyed; when the source is gone or changed, a line saying so.
-    fn render_text(&self, s: &mut String, p: &PageRecord) {
-        let text = crate::source::text::TextSource::new(&self.store).and_then(|t| t.text_of(p));
-        let blocks = match text {
-            Ok(crate::source::text::PageText::Text(blocks)) => blocks,
-            Ok(crate::source::text::PageText::Unavailable(why)) => {
-                w!(s, "<p class=\"muted\">The page's text cannot be shown: {}.</p>", esc(&why));
-                return;
-            }
-            Err(_) => {
-                s.push_str("<p class=\"muted\">The page's text cannot be shown: store error.</p>");
-                return;
+    /// The page's text as the scan saw it (kept in the store or read back from its source,
+    /// `crate::source::text`), each copied block highlighted in place with a reference to its
+    /// source, beside the list of sources (`marked`); when the source is gone or changed, a
+    /// line saying so. Whether the text was shown.
+    fn render_text(&self, s: &mut String, p: &PageRecord) -> bool {
+        let blocks = match self.page_text(p) {
+            Ok(b) => b,
+            Err(why) => {
+                w!(s, "<p class=\"muted gone\">The page's text cannot be shown: {}.</p>", esc(&why));
+                return false;
             }
         };
-        s.push_str("<h2>Page text</h2><div class=\"pagetext\">");
-        for b in blocks.iter().take(2000) {
-            match self.names.source_of_text(b) {
-                Some(id) => {
-                    w!(
-                        s,
-                        "<p class=\"copied\">{} <span class=\"src\">← {}</span></p>",
-                        esc(b),
-                        self.names_link(id)
+        // A block is copied when the label set holds it; without the label set, the blocks
+        // the store's evidence names.
+        let copied: Vec<Option<u32>> = if self.names.0.is_some() {
+            blocks.iter().take(marked::MAX_BLOCKS).map(|b| self.names.source_of_text(b)).collect()
+        } else {
+            let mut c = vec![None; blocks.len().min(marked::MAX_BLOCKS)];
+            for e in &p.evidence {
+                if let Some(slot) = c.get_mut(e.block as usize) {
+                    *slot = Some(e.source);
+                }
+            }
+            c
+        };
+        let counted: Vec<(u32, u32)> = p.sources.iter().map(|sc| (sc.source, sc.chunks)).collect();
+        let m = marked::marked_text(&blocks, &copied, &counted, &|id| self.names.link(id));
+        s.push_str("<h2>Page text</h2>");
+        s.push_str(&m.html());
+        true
+    }
+
+    /// A page's cleaned blocks, or why they cannot be had (a plain sentence).
+    fn page_text(&self, p: &PageRecord) -> std::result::Result<Vec<String>, String> {
+        match crate::source::text::TextSource::new(&self.store).and_then(|t| t.text_of(p)) {
+            Ok(crate::source::text::PageText::Text(blocks)) => Ok(blocks),
+            Ok(crate::source::text::PageText::Unavailable(why)) => Err(why),
+            Err(_) => Err("store error".into()),
+        }
+    }
+
+    /// Two pages side by side: the blocks they share collapsed, the ones that differ paired.
+    pub fn render_diff(&self, q: &DiffQuery) -> Option<String> {
+        // The latest capture of each.
+        let latest = |u: &str| self.captures(u).into_iter().max_by_key(|p| p.fetch_time);
+        let (a, b) = (latest(&q.a)?, latest(&q.b)?);
+        let mut s = String::with_capacity(32 * 1024);
+        w!(s, "<p class=\"crumbs\"><a href=\"/\">all</a></p><h1>Side by side</h1><table class=\"kv\">");
+        for (side, p) in [("A", &a), ("B", &b)] {
+            w!(
+                s,
+                "<tr><th>{side}</th><td><a href=\"/p?url={}\">{}</a> <small>({} · contains {:.4})</small></td></tr>",
+                pct(&p.url),
+                esc(&p.url),
+                esc(&html::time(p.fetch_time)),
+                p.contains
+            );
+        }
+        if let (Some(x), Some(y)) = (a.simhash, b.simhash) {
+            w!(s, "<tr><th>SimHash distance</th><td>{} of 64 bits</td></tr>", (x ^ y).count_ones());
+        }
+        s.push_str("</table>");
+        let (ta, tb) = (self.page_text(&a), self.page_text(&b));
+        match (ta, tb) {
+            (Ok(ta), Ok(tb)) => {
+                let d = BlockDiff::new(&ta, &tb);
+                let (same, only_a, only_b) = d.counts();
+                w!(
+                    s,
+                    "<p class=\"sum\"><b>{same}</b> blocks the same in both · <b>{only_a}</b> only in A · \
+                     <b>{only_b}</b> only in B</p>"
+                );
+                if d.unaligned {
+                    s.push_str(
+                        "<p class=\"muted\">Too many differing blocks to align: the middle is shown as one change.</p>",
                     );
                 }
-                None => {
-                    w!(s, "<p class=\"other\">{}</p>", esc(b));
+                let title =
+                    |side: &str, p: &PageRecord| format!("{side}: {}", esc(&html::ellipsize(&p.url, 80)));
+                s.push_str(&d.table(&title("A", &a), &title("B", &b)));
+            }
+            (ta, tb) => {
+                for (side, t) in [("A", ta), ("B", tb)] {
+                    if let Err(why) = t {
+                        w!(
+                            s,
+                            "<p class=\"muted gone\">The text of {side} cannot be shown: {}.</p>",
+                            esc(&why)
+                        );
+                    }
                 }
             }
         }
-        if blocks.len() > 2000 {
-            w!(s, "<p class=\"muted\">… {} more blocks</p>", blocks.len() - 2000);
-        }
-        s.push_str("</div>");
-    }
-
-    fn names_link(&self, id: u32) -> String {
-        self.names.link(id)
+        Some(self.layout("side by side — ditto review", &s))
     }
 
     fn layout(&self, title: &str, body: &str) -> String {
         format!(
             "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\
-             <meta name=\"referrer\" content=\"no-referrer\"><style nonce=\"{n}\">{STYLE}</style></head>\
+             <meta name=\"referrer\" content=\"no-referrer\"><style nonce=\"{n}\">{STYLE}{}{}{}</style></head>\
              <body><header><a href=\"/\">ditto review</a> <a href=\"/stopchunks\">stop chunks</a> <span class=\"muted\">reviewer: {} · keys: j/k move, \
              Enter open, 1–4 label</span></header><main>{body}</main><script nonce=\"{n}\">{SCRIPT}</script></body></html>",
+            super::svg::STYLE,
+            marked::STYLE,
+            super::diff::STYLE,
             esc(title),
             esc(&self.reviewer),
             n = self.nonce
@@ -940,6 +1054,21 @@ async fn page(State(r): State<Arc<Review>>, headers: HeaderMap, Query(q): Query<
     }
 }
 
+async fn side_by_side(
+    State(r): State<Arc<Review>>,
+    headers: HeaderMap,
+    Query(q): Query<DiffQuery>,
+) -> Response {
+    if !r.host_ok(&headers) {
+        return forbidden_host();
+    }
+    let rr = r.clone();
+    match tokio::task::spawn_blocking(move || rr.render_diff(&q)).await {
+        Ok(Some(body)) => r.html_response(StatusCode::OK, body),
+        _ => r.not_found(),
+    }
+}
+
 fn redirect(to: &'static str) -> Response {
     let mut resp = StatusCode::SEE_OTHER.into_response();
     resp.headers_mut().insert(header::LOCATION, HeaderValue::from_static(to));
@@ -1016,6 +1145,7 @@ pub fn router(review: Arc<Review>) -> Router {
         .route("/", get(list))
         .route("/n", get(hood))
         .route("/p", get(page))
+        .route("/d", get(side_by_side))
         .route("/label", post(label))
         .route("/stopchunks", get(stopchunks))
         .route("/stopchunks/add", post(stop_add))
@@ -1033,7 +1163,7 @@ form.lab{display:inline-flex;gap:3px;flex-wrap:wrap}form.lab button{font-size:11
 button.copied-for-profit{border-color:#e57373}button.legitimate-mirror{border-color:#81c784}button.false-positive{border-color:#64b5f6}\
 .filters{margin:8px 0}.pager{margin:10px 0}.capture{border:1px solid #ccc;padding:8px;margin:10px 0}.kv th{width:140px;color:#555}\
 .ev td.passage{width:60%;background:#fff8e1;font-family:Georgia,serif}\
-.pagetext p{margin:.3em 0;font-family:Georgia,serif}.pagetext p.other{color:#999}.pagetext p.copied{background:#fff8e1}.pagetext .src{font-family:sans-serif;font-size:12px;color:#555}code{font-size:12px}.crumbs{color:#666;word-break:break-all}";
+.pagetext p{margin:.3em 0;font-family:Georgia,serif}.pagetext p.other{color:#888}.gone{border-left:3px solid #b00020;padding-left:8px}a.cmp{font-size:12px;white-space:nowrap}code{font-size:12px}.crumbs{color:#666;word-break:break-all}";
 
 /// Keyboard shortcuts (progressive enhancement: every action is also a link or a button).
 const SCRIPT: &str = "(function(){var rows=[].slice.call(document.querySelectorAll('tr[data-row]'));var i=-1;\
