@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Screenshots of `ditto review` (list, neighborhood, page views) with headless Chromium over
-# a store built from ../shared/data; written to docs/review-*.png.
+# Screenshots of `ditto review` with headless Chromium over a store built from ../shared/data,
+# written to docs/review-*.png: the list (with the badness histogram), a neighborhood, a page
+# (its text with the copied blocks highlighted beside their sources) and two near replicas side
+# by side.
 #   scripts/review_screenshots.sh      (installs Debian's chromium when missing; needs root then)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,14 +33,41 @@ trap cleanup EXIT
 "$DITTO" scan --store "$WORK/db" --labelset "$WORK/ls.dls" --url-prefix http:// --progress none \
   "$DATA/reuse/site" "$DATA/wikipedia/pages" "$DATA/warc/big/debian-docs-html.warc.gz" >/dev/null 2>&1
 
-# The worst neighborhood with a WARC-backed page if there is one, else the worst one.
-"$DITTO" report --store "$WORK/db" --format jsonl --evidence 50 > "$WORK/report.jsonl" 2>/dev/null
-read -r HOOD PAGE < <(python3 - "$WORK/report.jsonl" <<'PY'
+# The worst neighborhood; in it, a short page copied from two sources or more (the page view
+# highlights each copied block beside its source), else its worst page.
+"$DITTO" report --store "$WORK/db" --format jsonl > "$WORK/report.jsonl" 2>/dev/null
+"$DITTO" report --store "$WORK/db" --format jsonl --level page --threshold 0 --all > "$WORK/pages.jsonl" 2>/dev/null
+read -r HOOD PAGE < <(python3 - "$WORK/report.jsonl" "$WORK/pages.jsonl" <<'PY'
 import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-pick = next((r for r in rows if any(".docs.test" not in e["url"] for e in r["evidence"])), rows[0])
-ev = next((e for e in pick["evidence"] if ".docs.test" not in e["url"]), pick["evidence"][0])
-print(pick["neighborhood"], ev["url"])
+hood = json.loads(open(sys.argv[1]).readline())["neighborhood"]
+pages = [json.loads(l) for l in open(sys.argv[2])]
+mine = [p for p in pages if p["neighborhood"].startswith(hood)]
+several = [p for p in mine if len(p["sources"]) >= 2 and p["chunks"] >= 15]
+pick = min(several, key=lambda p: p["chunks"]) if several else mine[0]
+print(hood, pick["neighborhood"])
+PY
+)
+# Two near replicas on different hosts (`ditto replicas`) that differ in a few blocks, sentences
+# rather than single words where there is a choice.
+"$DITTO" replicas --store "$WORK/db" > "$WORK/replicas.jsonl" 2>/dev/null
+read -r REP_A REP_B < <(python3 - "$WORK/replicas.jsonl" <<'PY'
+import json, sys
+from urllib.parse import urlsplit
+cands = []
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get("kind") != "near":
+        continue
+    for m in r["members"]:
+        d = m.get("differs")
+        if not d or urlsplit(m["url"]).netloc == urlsplit(r["representative"]).netloc:
+            continue
+        n = (d["only_in_member"], d["only_in_representative"])
+        long = min(sum(len(x.split()) >= 8 for x in d[k]) for k in ("member_sample", "representative_sample"))
+        if min(n) >= 2 and sum(n) <= 30:
+            cands.append((long, -sum(n), r["representative"], m["url"]))
+best = max(cands)
+print(best[2], best[3])
 PY
 )
 enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
@@ -62,6 +91,7 @@ shot() { # url file height
   echo "wrote $2 ($1)"
 }
 mkdir -p docs
-shot "$BASE/" docs/review-list.png 900
+shot "$BASE/" docs/review-list.png 1000
 shot "$BASE/n?name=$(enc "$HOOD")" docs/review-neighborhood.png 1000
 shot "$BASE/p?url=$(enc "$PAGE")" docs/review-page.png 1000
+shot "$BASE/d?a=$(enc "$REP_A")&b=$(enc "$REP_B")" docs/review-replica.png 1000

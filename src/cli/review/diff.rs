@@ -126,18 +126,30 @@ impl BlockDiff {
                 }
                 Hunk::Change { a, b } => {
                     for k in 0..a.len().max(b.len()) {
-                        let cell = |side: &[String], r: &Range<usize>, class: &str| match r.clone().nth(k) {
-                            Some(i) => format!(
-                                "<td class=\"{class}\">{}</td>",
-                                esc(&ellipsize(&side[i], BLOCK_CHARS))
+                        let (x, y) =
+                            (a.clone().nth(k).map(|i| &self.a[i]), b.clone().nth(k).map(|i| &self.b[i]));
+                        // A pair of blocks: the words that differ marked inside them.
+                        let (hx, hy) = match (x, y) {
+                            (Some(x), Some(y)) => {
+                                word_diff(&ellipsize(x, BLOCK_CHARS), &ellipsize(y, BLOCK_CHARS))
+                            }
+                            _ => (
+                                x.map(|x| esc(&ellipsize(x, BLOCK_CHARS))).unwrap_or_default(),
+                                y.map(|y| esc(&ellipsize(y, BLOCK_CHARS))).unwrap_or_default(),
                             ),
-                            None => "<td class=\"gap\"></td>".to_string(),
+                        };
+                        let cell = |h: String, present: bool, class: &str| {
+                            if present {
+                                format!("<td class=\"{class}\">{h}</td>")
+                            } else {
+                                "<td class=\"gap\"></td>".to_string()
+                            }
                         };
                         let _ = write!(
                             s,
                             "<tr class=\"change\">{}{}</tr>",
-                            cell(&self.a, a, "del"),
-                            cell(&self.b, b, "ins")
+                            cell(hx, x.is_some(), "del"),
+                            cell(hy, y.is_some(), "ins")
                         );
                         rows += 1;
                         if rows >= MAX_ROWS && k + 1 < a.len().max(b.len()) {
@@ -157,6 +169,95 @@ impl BlockDiff {
         s.push_str("</tbody></table>");
         s
     }
+}
+
+/// Words, single punctuation marks and runs of spaces: the tokens of [`word_diff`].
+fn tokens(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut kind = 0u8; // 1 word, 2 space, 3 anything else (one char a token)
+    for (i, c) in s.char_indices() {
+        let k = if c.is_alphanumeric() {
+            1
+        } else if c.is_whitespace() {
+            2
+        } else {
+            3
+        };
+        if i > start && (k != kind || k == 3) {
+            out.push(&s[start..i]);
+            start = i;
+        }
+        kind = k;
+    }
+    if start < s.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
+
+/// Tokens per block compared word by word at most (beyond, the blocks are shown plainly).
+const MAX_WORD_TOKENS: usize = 600;
+
+/// Two differing blocks escaped, the tokens not in their longest common subsequence wrapped
+/// in `<span class="wd">` (so "Name" beside "Name:" marks the colon).
+pub fn word_diff(a: &str, b: &str) -> (String, String) {
+    let (ta, tb) = (tokens(a), tokens(b));
+    if ta.len() > MAX_WORD_TOKENS || tb.len() > MAX_WORD_TOKENS {
+        return (esc(a), esc(b));
+    }
+    let (n, m) = (ta.len(), tb.len());
+    let w = m + 1;
+    let mut t = vec![0u32; (n + 1) * w];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            t[i * w + j] = if ta[i] == tb[j] {
+                t[(i + 1) * w + j + 1] + 1
+            } else {
+                t[(i + 1) * w + j].max(t[i * w + j + 1])
+            };
+        }
+    }
+    let (mut keep_a, mut keep_b) = (vec![false; n], vec![false; m]);
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        if ta[i] == tb[j] {
+            keep_a[i] = true;
+            keep_b[j] = true;
+            i += 1;
+            j += 1;
+        } else if t[(i + 1) * w + j] >= t[i * w + j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    let render = |toks: &[&str], keep: &[bool]| {
+        let mut s = String::new();
+        let mut open = false;
+        for (k, tok) in toks.iter().enumerate() {
+            // Spaces between two changed tokens stay inside the mark.
+            let changed = !keep[k] && !tok.trim().is_empty();
+            let next_changed = toks[k + 1..]
+                .iter()
+                .zip(&keep[k + 1..])
+                .find(|(t, _)| !t.trim().is_empty())
+                .is_some_and(|(_, &kept)| !kept);
+            if changed && !open {
+                s.push_str("<span class=\"wd\">");
+                open = true;
+            } else if open && !changed && !(tok.trim().is_empty() && next_changed) {
+                s.push_str("</span>");
+                open = false;
+            }
+            s.push_str(&esc(tok));
+        }
+        if open {
+            s.push_str("</span>");
+        }
+        s
+    };
+    (render(&ta, &keep_a), render(&tb, &keep_b))
 }
 
 /// LCS alignment of `a[ra]` and `b[rb]`, appended to `out` as hunks.
@@ -211,7 +312,8 @@ fn lcs_hunks(a: &[String], b: &[String], ra: Range<usize>, rb: Range<usize>, out
 pub const STYLE: &str = "table.sbs{table-layout:fixed}table.sbs td{font-family:Georgia,serif;width:50%}\
 table.sbs tr.same td{color:#777;background:#fafafa}table.sbs td.del{background:#ffebee;border-left:3px solid #e57373}\
 table.sbs td.ins{background:#e8f5e9;border-left:3px solid #81c784}table.sbs td.gap{background:repeating-linear-gradient(45deg,#fff,#fff 6px,#f3f3f3 6px,#f3f3f3 12px)}\
-table.sbs summary{cursor:pointer;font-family:system-ui,sans-serif;font-size:12px;color:#555}table.sbs details p{margin:.3em 0}";
+table.sbs td.del .wd{background:#ef9a9a;text-decoration:line-through;text-decoration-color:#b71c1c}\
+table.sbs td.ins .wd{background:#a5d6a7}table.sbs summary{cursor:pointer;font-family:system-ui,sans-serif;font-size:12px;color:#555}table.sbs details p{margin:.3em 0}";
 
 #[cfg(test)]
 mod tests {
@@ -288,11 +390,15 @@ mod tests {
         let d = BlockDiff::new(&a, &b);
         check(&d);
         let t = d.table("A", "B");
-        // The two differing blocks on one row, the extra one beside a gap.
-        assert!(t.contains(
-            "<tr class=\"change\"><td class=\"del\">only in A &lt;script&gt;alert(1)&lt;/script&gt;\u{FFFD}</td>\
-             <td class=\"ins\">only in B</td></tr>"
-        ), "{t}");
+        // The two differing blocks on one row, their differing words marked; the extra one
+        // beside a gap.
+        assert!(
+            t.contains(
+                "<tr class=\"change\"><td class=\"del\">only in <span class=\"wd\">A &lt;script&gt;alert(1)\
+                 &lt;/script&gt;\u{FFFD}</span></td><td class=\"ins\">only in <span class=\"wd\">B</span></td></tr>"
+            ),
+            "{t}"
+        );
         assert!(t.contains(
             "<tr class=\"change\"><td class=\"gap\"></td><td class=\"ins\">B&#39;s own ending</td></tr>"
         ));
@@ -302,6 +408,19 @@ mod tests {
             assert_eq!(t.matches(&format!(">{p}<")).count(), 1, "{p} shown once");
         }
         assert!(!t.contains("<script"));
+    }
+
+    #[test]
+    fn word_diff_marks_the_changed_tokens_escaped() {
+        let (a, b) = word_diff("Name", "Name:");
+        assert_eq!(a, "Name");
+        assert_eq!(b, "Name<span class=\"wd\">:</span>");
+        let (a, b) = word_diff("the quick brown fox <b>", "the slow red fox <i>");
+        assert_eq!(a, "the <span class=\"wd\">quick brown</span> fox &lt;<span class=\"wd\">b</span>&gt;");
+        assert_eq!(b, "the <span class=\"wd\">slow red</span> fox &lt;<span class=\"wd\">i</span>&gt;");
+        assert_eq!(tokens("a, b  c"), vec!["a", ",", " ", "b", "  ", "c"]);
+        let long = "w ".repeat(400);
+        assert_eq!(word_diff(&long, "x").0, esc(&long));
     }
 
     #[test]

@@ -819,14 +819,14 @@ impl Review {
     fn layout(&self, title: &str, body: &str) -> String {
         format!(
             "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\
-             <meta name=\"referrer\" content=\"no-referrer\"><style nonce=\"{n}\">{STYLE}{}{}{}</style></head>\
+             <meta name=\"referrer\" content=\"no-referrer\"><style nonce=\"{n}\">{STYLE}{svg_style}{marked_style}{diff_style}</style></head>\
              <body><header><a href=\"/\">ditto review</a> <a href=\"/stopchunks\">stop chunks</a> <span class=\"muted\">reviewer: {} · keys: j/k move, \
              Enter open, 1–4 label</span></header><main>{body}</main><script nonce=\"{n}\">{SCRIPT}</script></body></html>",
-            super::svg::STYLE,
-            marked::STYLE,
-            super::diff::STYLE,
             esc(title),
             esc(&self.reviewer),
+            svg_style = super::svg::STYLE,
+            marked_style = marked::STYLE,
+            diff_style = super::diff::STYLE,
             n = self.nonce
         )
     }
