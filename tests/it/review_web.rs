@@ -38,6 +38,11 @@ const HOSTILE_TEXT: &str =
     "Hostile <script>alert(2)</script> text with <img src=x onerror=alert(6)> inside, \
     a long enough paragraph for the label set to keep it as a chunk of more than one hundred characters.";
 
+/// The paragraph the near replica `farm.test/wiki/c.html` adds (before the unclosed tail).
+const NEAR_EXTRA: &str =
+    "<p>Changed paragraph &lt;script&gt;alert(14)&lt;/script&gt; of the near copy, \u{1} with a control \
+                          character</p><div><p>unclosed";
+
 /// A label set whose source has a hostile title and a `javascript:` URL, and a scan of a
 /// site (directory) plus a WARC file with hostile URLs and markup.
 fn hostile_store(tmp: &Path) -> std::path::PathBuf {
@@ -80,6 +85,8 @@ fn hostile_store(tmp: &Path) -> std::path::PathBuf {
     );
     put("farm.test/wiki/a.html", &farm);
     put("farm.test/wiki/\"><svg onload=alert(11)>.html", &farm);
+    // A near replica of the farm page: one more (hostile) paragraph.
+    put("farm.test/wiki/c.html", &farm.replacen("<div><p>unclosed", NEAR_EXTRA, 1));
     // Originals, so the farm stands out from a population.
     let debian = shared_data().join("reuse/site/debian-faq.en.docs.test");
     let mut originals: Vec<_> = fs::read_dir(&debian)
@@ -132,9 +139,16 @@ fn hostile_store(tmp: &Path) -> std::path::PathBuf {
 /// one, no link has a non-http scheme.
 fn assert_inert(body: &str, what: &str) {
     let lower = body.to_ascii_lowercase();
-    for bad in ["<svg", "<img", "<iframe", "href=\"javascript", "href='javascript"] {
+    for bad in ["<img", "<iframe", "href=\"javascript", "href='javascript"] {
         assert!(!lower.contains(bad), "{what}: found {bad:?} in\n{body}");
     }
+    // The only SVG is the list view's histogram.
+    assert_eq!(lower.matches("<svg").count(), lower.matches("<svg class=\"hist\"").count(), "{what}: {body}");
+    assert!(lower.matches("<svg").count() <= 1, "{what}");
+    assert!(
+        !body.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{what}: a raw control character"
+    );
     assert_eq!(lower.matches("<script").count(), lower.matches("<script nonce=").count(), "{what}: {body}");
     assert!(lower.matches("<script").count() <= 1, "{what}");
     // Escaped content holds no '<', so every '<' opens one of our tags; outside its quoted
@@ -214,6 +228,23 @@ async fn hostile_pages_render_inert_and_labels_need_csrf_and_change_reports() {
     let (st, list) = get("/".into()).await;
     assert_eq!(st, 200);
     assert_inert(&list, "list");
+    // The histogram: a bar count for every neighborhood of the store, the threshold, and a
+    // marker for each listed neighborhood (its name escaped in the marker's title).
+    let population: u64 = list
+        .split("neighborhoods above threshold")
+        .next()
+        .and_then(|h| h.rsplit(" of ").next())
+        .and_then(|n| n.trim().parse().ok())
+        .expect("the list says how many neighborhoods there are");
+    let bars: u64 = list
+        .split("data-count=\"")
+        .skip(1)
+        .map(|x| x.split('"').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(bars, population, "bars sum to every neighborhood");
+    assert!(list.contains("<line class=\"threshold\"") && list.contains("threshold 0.1000"), "{list}");
+    assert_eq!(list.matches("<path class=\"listed\"").count(), list.matches("<tr data-row>").count());
+    assert!(list.contains("<title>#1 http://"), "{list}");
     assert!(list.contains("farm.test/wiki/"), "{list}");
     assert!(
         list.contains("&lt;img src=x onerror=alert(1)&gt;"),
@@ -229,6 +260,7 @@ async fn hostile_pages_render_inert_and_labels_need_csrf_and_change_reports() {
         }
     }
     assert!(pages.len() >= 4, "{pages:?}");
+    let mut near = Vec::new();
     let mut saw_warc = false;
     let mut saw_passage = false;
     let mut saw_text = false;
@@ -238,12 +270,45 @@ async fn hostile_pages_render_inert_and_labels_need_csrf_and_change_reports() {
         assert_inert(&body, p);
         saw_warc |= body.contains("WARC record at offset 0 of") && body.contains("evil.warc");
         saw_passage |= body.contains("Hostile &lt;script&gt;alert(2)&lt;/script&gt; text");
-        // The whole stored text: copied blocks marked with their source, the rest greyed.
+        // The page's text read back: copied blocks highlighted in place with a reference to
+        // their source in the list beside, the rest greyed; the hostile copied block escaped
+        // inside its mark.
         saw_text |= body.contains("<h2>Page text</h2>")
-            && body.contains("<p class=\"copied\">")
-            && body.contains("<p class=\"other\">");
+            && body.contains("<aside class=\"sources\">")
+            && body.contains("<li id=\"src-")
+            && body.contains("<p class=\"other\" id=\"b")
+            && body.split("<mark id=\"b").skip(1).any(|m| {
+                m.split_once('>')
+                    .is_some_and(|(_, t)| t.starts_with("Hostile &lt;script&gt;alert(2)&lt;/script&gt; text"))
+            });
+        for part in body.split("href=\"/d?").skip(1) {
+            near.push(part.split('"').next().unwrap().replace("&amp;", "&"));
+        }
     }
     assert!(saw_warc && saw_passage && saw_text);
+    // Near replicas (marked live by the scan) link to their side-by-side view.
+    assert!(!near.is_empty(), "no page links to a near replica");
+    for q in &near {
+        let (st, body) = get(format!("/d?{q}")).await;
+        assert_eq!(st, 200, "{q}");
+        assert_inert(&body, q);
+        assert!(body.contains("<table class=\"sbs\">"), "{body}");
+    }
+    // The near copy beside the farm page: its extra paragraph shown on its side only, escaped.
+    let (st, body) = get(format!(
+        "/d?a={}&b={}",
+        pct("http://farm.test/wiki/a.html"),
+        pct("http://farm.test/wiki/c.html")
+    ))
+    .await;
+    assert_eq!(st, 200);
+    assert_inert(&body, "side by side");
+    assert!(body.contains("<b>0</b> only in A · <b>1</b> only in B"), "{body}");
+    assert!(
+        body.contains("<td class=\"gap\"></td><td class=\"ins\">Changed paragraph &lt;script&gt;alert(14)&lt;/script&gt; of the near copy"),
+        "{body}"
+    );
+    assert!(body.contains("blocks the same in both</summary>"), "{body}");
     // Filters and paging answer too.
     for q in [
         "/?state=unreviewed",
@@ -251,6 +316,8 @@ async fn hostile_pages_render_inert_and_labels_need_csrf_and_change_reports() {
         "/?state=copied-for-profit&page=3",
         "/n?name=nope",
         "/p?url=x",
+        "/d?a=x&b=y",
+        "/d?a=%3Cscript%3E&b=%3Cscript%3E",
     ] {
         let (st, body) = get(q.into()).await;
         assert!(st == 200 || st == 404, "{q}: {st}");
@@ -326,4 +393,60 @@ async fn hostile_pages_render_inert_and_labels_need_csrf_and_change_reports() {
     run_ok(&["labels", "import", "--store", other.to_str().unwrap(), file.to_str().unwrap()]);
     let again = run_ok(&["labels", "export", "--store", other.to_str().unwrap()]);
     assert_eq!(String::from_utf8(again.stdout).unwrap(), exported);
+}
+
+/// A page whose source is gone (file deleted) or changed (other bytes) after the scan: its
+/// view says so plainly and still renders with what the store keeps; the side-by-side of the
+/// two says it for each side; a page still at hand shows its highlighted text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_whose_source_is_gone_say_so_and_still_render() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let site = tmp.path().join("site");
+    let dir = site.join("copy.test/wiki");
+    fs::create_dir_all(&dir).unwrap();
+    let paras: String = article_paragraphs("Albedo", 100).into_iter().take(4).collect();
+    let page = |extra: &str| format!("<html><body><p>Menu of the copy site</p>{paras}{extra}</body></html>");
+    for name in ["gone", "changed", "kept"] {
+        fs::write(dir.join(format!("{name}.html")), page(&format!("<p>{name} page's own footer</p>")))
+            .unwrap();
+    }
+    let db = tmp.path().join("s.db");
+    scan_site(&db, &labelset, &site);
+    fs::remove_file(dir.join("gone.html")).unwrap();
+    fs::write(dir.join("changed.html"), page("<p>edited after the scan</p>")).unwrap();
+
+    let server = serve(&db, &["--threshold", "0.1"]);
+    let client = reqwest::Client::new();
+    let get = |path: String| {
+        let client = client.clone();
+        let url = format!("{}{path}", server.1);
+        async move {
+            let r = client.get(&url).send().await.unwrap();
+            (r.status().as_u16(), r.text().await.unwrap())
+        }
+    };
+    let url = |n: &str| pct(&format!("http://copy.test/wiki/{n}.html"));
+    for name in ["gone", "changed"] {
+        let (st, body) = get(format!("/p?url={}", url(name))).await;
+        assert_eq!(st, 200, "{name}");
+        assert_inert(&body, name);
+        assert!(body.contains("<p class=\"muted gone\">The page's text cannot be shown: "), "{name}: {body}");
+        assert!(!body.contains("<mark "), "{name}");
+        // What the store keeps is still there: counts and sources.
+        assert!(body.contains("labeled of") && body.contains("Albedo"), "{name}: {body}");
+    }
+    let (st, body) = get(format!("/d?a={}&b={}", url("gone"), url("changed"))).await;
+    assert_eq!(st, 200);
+    assert!(
+        body.contains("The text of A cannot be shown: ") && body.contains("The text of B cannot be shown: ")
+    );
+    assert!(!body.contains("<table class=\"sbs\">"));
+    let (st, body) = get(format!("/p?url={}", url("kept"))).await;
+    assert_eq!(st, 200);
+    assert_eq!(body.matches("<mark id=\"b").count(), 4, "the four copied paragraphs highlighted: {body}");
+    assert!(body.contains("<p class=\"other\" id=\"b0\">Menu of the copy site</p>"), "{body}");
+    let (st, body) = get(format!("/d?a={}&b={}", url("kept"), url("changed"))).await;
+    assert_eq!(st, 200);
+    assert!(body.contains("The text of B cannot be shown: ") && !body.contains("The text of A"), "{body}");
 }
