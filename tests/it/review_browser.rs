@@ -2,6 +2,8 @@
 //! (Debian's chromium + chromium-driver, installed by scripts/install_browser.sh): label a
 //! neighborhood `false-positive` by clicking its button, then `ditto report` no longer lists
 //! it. Hostile page content must not execute: no JavaScript dialog may open on any view.
+//! The pictures are drawn: the list's badness histogram, the page text with its copied blocks
+//! highlighted (as many as the scan counted), two pages side by side; each view screenshots.
 //! Loopback only.
 
 use crate::common;
@@ -53,6 +55,17 @@ async fn wd(client: &reqwest::Client, method: &str, url: String, body: Value) ->
     let text = req.send().await.unwrap().text().await.unwrap();
     let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("WebDriver answer {text:?}: {e}"));
     v["value"].clone()
+}
+
+/// WebDriver ids of the elements matching a CSS selector.
+async fn find_all(client: &reqwest::Client, session: &str, css: &str) -> Vec<String> {
+    let v = wd(client, "POST", format!("{session}/elements"), json!({"using": "css selector", "value": css}))
+        .await;
+    v.as_array()
+        .map(|a| {
+            a.iter().filter_map(|e| e.as_object()?.values().next()?.as_str().map(String::from)).collect()
+        })
+        .unwrap_or_default()
 }
 
 async fn assert_no_dialog(client: &reqwest::Client, session: &str, where_: &str) {
@@ -143,16 +156,52 @@ async fn label_through_the_page_then_report_leaves_it_out() {
     let session =
         format!("{wd_base}/session/{}", v["sessionId"].as_str().unwrap_or_else(|| panic!("no session: {v}")));
 
-    // Every view renders, and nothing in the hostile content runs.
-    for path in [
-        "/",
-        "/n?name=http%3A%2F%2Ffarm.test%2Fwiki%2F",
-        "/p?url=http%3A%2F%2Ffarm.test%2Fwiki%2FAlbedo.html",
+    // Every view renders, and nothing in the hostile content runs. The pictures are drawn:
+    // the list's histogram (one bar a bin, the threshold line, a marker per listed row), the
+    // page's copied blocks highlighted beside their sources, two pages side by side.
+    let side_by_side =
+        "/d?a=http%3A%2F%2Ffarm.test%2Fwiki%2FAlbedo.html&b=http%3A%2F%2Ffarm.test%2Fwiki%2FAardvark.html";
+    for (path, pictures) in [
+        ("/", &[("svg.hist rect.bar", 20), ("svg.hist line.threshold", 1), ("svg.hist path.listed", 1)][..]),
+        ("/n?name=http%3A%2F%2Ffarm.test%2Fwiki%2F", &[][..]),
+        (
+            "/p?url=http%3A%2F%2Ffarm.test%2Fwiki%2FAlbedo.html",
+            &[(".pagetext mark", 1), ("aside.sources li", 1)][..],
+        ),
+        (
+            side_by_side,
+            &[("table.sbs tr.change td.del", 1), ("table.sbs tr.change td.ins", 1), ("table.sbs tr.same", 1)]
+                [..],
+        ),
     ] {
         wd(&client, "POST", format!("{session}/url"), json!({"url": format!("{base}{path}")})).await;
         assert_no_dialog(&client, &session, path).await;
         let title = wd(&client, "GET", format!("{session}/title"), json!({})).await;
         assert!(title.as_str().unwrap_or("").contains("ditto review"), "{path}: title {title}");
+        for &(css, at_least) in pictures {
+            let found = find_all(&client, &session, css).await;
+            assert!(found.len() >= at_least, "{path}: {} of {css}, wanted at least {at_least}", found.len());
+            // Laid out with a size (the style sheet applies under the page's CSP).
+            if let Some(id) = found.first() {
+                let rect = wd(&client, "GET", format!("{session}/element/{id}/rect"), json!({})).await;
+                let size = rect["width"].as_f64().unwrap_or(0.0) + rect["height"].as_f64().unwrap_or(0.0);
+                assert!(size > 0.0, "{path}: {css} not drawn: {rect}");
+            }
+        }
+        if path.starts_with("/p?") {
+            // As many highlighted blocks as the scan counted labeled chunks on the page.
+            let source = wd(&client, "GET", format!("{session}/source"), json!({})).await;
+            let source = source.as_str().unwrap_or("");
+            let labeled: usize = source
+                .split(" labeled of ")
+                .next()
+                .and_then(|h| h.rsplit('(').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("no labeled count on {path}"));
+            assert_eq!(find_all(&client, &session, ".pagetext mark").await.len(), labeled, "{path}");
+        }
+        let shot = wd(&client, "GET", format!("{session}/screenshot"), json!({})).await;
+        assert!(shot.as_str().is_some_and(|b| b.len() > 10_000), "{path}: empty screenshot");
     }
     let heading =
         wd(&client, "POST", format!("{session}/element"), json!({"using": "css selector", "value": "h1"}))
