@@ -449,4 +449,21 @@ async fn pages_whose_source_is_gone_say_so_and_still_render() {
     let (st, body) = get(format!("/d?a={}&b={}", url("kept"), url("changed"))).await;
     assert_eq!(st, 200);
     assert!(body.contains("The text of B cannot be shown: ") && !body.contains("The text of A"), "{body}");
+    drop(server);
+
+    // Without the label set, the blocks the store's evidence names are the highlighted ones.
+    let server =
+        serve(&db, &["--threshold", "0.1", "--labelset", tmp.path().join("gone.dls").to_str().unwrap()]);
+    let r = client.get(format!("{}/p?url={}", server.1, url("kept"))).send().await.unwrap();
+    let body = r.text().await.unwrap();
+    assert_inert(&body, "no label set");
+    let marks = body.matches("<mark id=\"b").count();
+    assert!((1..=4).contains(&marks), "{marks} marks: {body}");
+    // Sources by id (no titles without the label set).
+    assert!(
+        body.split("<li id=\"src-")
+            .skip(1)
+            .any(|li| li.split_once("\">").is_some_and(|(_, t)| t.starts_with('#'))),
+        "{body}"
+    );
 }
