@@ -294,6 +294,27 @@ async fn hostile_pages_render_inert_and_labels_need_csrf_and_change_reports() {
         assert_inert(&body, q);
         assert!(body.contains("<table class=\"sbs\">"), "{body}");
     }
+    // The earlier page of each pair links back to the later one once the server has indexed
+    // the marks (a pass over the pages beside the server: poll, bounded).
+    for q in &near {
+        let a = q.split('&').next().unwrap().trim_start_matches("a=");
+        let link = format!("href=\"/d?{}\"", q.replace('&', "&amp;"));
+        let start = std::time::Instant::now();
+        loop {
+            let (st, body) = get(format!("/p?url={a}")).await;
+            assert_eq!(st, 200);
+            assert_inert(&body, a);
+            if !body.contains("near-pending") {
+                assert!(
+                    body.contains("<h2>Near replicas of this page</h2>") && body.contains(&link),
+                    "{link}: {body}"
+                );
+                break;
+            }
+            assert!(start.elapsed().as_secs() < 20, "near replicas not indexed after 20 s");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
     // The near copy beside the farm page: its extra paragraph shown on its side only, escaped.
     let (st, body) = get(format!(
         "/d?a={}&b={}",

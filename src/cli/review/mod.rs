@@ -101,6 +101,12 @@ pub fn run(a: ReviewArgs) -> Result<()> {
     let mut review = Review::build(store, names, a.threshold, &a.reviewer)?;
     review.check_host = warning.is_none();
     let review = Arc::new(review);
+    // Which pages are near replicas of which: one pass over the pages, beside the server.
+    let indexing = review.clone();
+    std::thread::Builder::new()
+        .name("near-replicas".into())
+        .spawn(move || indexing.index_near_replicas())
+        .context("starting the near-replica index thread")?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async move {
         let listener =

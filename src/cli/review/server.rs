@@ -175,7 +175,13 @@ pub struct Review {
     /// When false (an explicit non-loopback --listen), any Host header is accepted.
     pub check_host: bool,
     top_sources: Mutex<HashMap<String, TopSources>>,
+    /// URL → the later pages the scan marked near replicas of it (`near_duplicate_of` points
+    /// one way: to the earlier page); built once, beside the server ([`Review::index_near_replicas`]).
+    near_of: std::sync::OnceLock<HashMap<String, Vec<String>>>,
 }
+
+/// Later near replicas listed per page at most.
+const NEAR_LISTED: usize = 20;
 
 /// Random hex from the OS (a CSRF token must not be guessable).
 pub fn random_token() -> String {
@@ -260,7 +266,24 @@ impl Review {
             reviewer: reviewer.to_string(),
             check_host: true,
             top_sources: Mutex::new(HashMap::new()),
+            near_of: std::sync::OnceLock::new(),
         })
+    }
+
+    /// One pass over the stored pages: which pages were marked near replicas of which (the
+    /// page view of the earlier page links to them). `ditto review` runs it on a thread of its
+    /// own so the list is served at once.
+    pub fn index_near_replicas(&self) {
+        let mut map: HashMap<String, Vec<String>> = HashMap::new();
+        for p in self.store.pages().flatten() {
+            if let Some(o) = p.near_duplicate_of {
+                let v = map.entry(o).or_default();
+                if v.len() < NEAR_LISTED && !v.contains(&p.url) {
+                    v.push(p.url);
+                }
+            }
+        }
+        let _ = self.near_of.set(map);
     }
 
     pub fn flagged_count(&self) -> usize {
@@ -716,6 +739,25 @@ impl Review {
                 s.push_str("</tbody></table>");
             }
             s.push_str("</section>");
+        }
+        match self.near_of.get() {
+            Some(m) => {
+                if let Some(later) = m.get(&q.url) {
+                    s.push_str("<h2>Near replicas of this page</h2><ul>");
+                    for u in later {
+                        w!(
+                            s,
+                            "<li><a href=\"/p?url={}\">{}</a> · <a class=\"cmp\" href=\"/d?a={}&amp;b={}\">compare side by side</a></li>",
+                            pct(u),
+                            esc(&html::ellipsize(u, 100)),
+                            pct(&q.url),
+                            pct(u)
+                        );
+                    }
+                    s.push_str("</ul>");
+                }
+            }
+            None => s.push_str("<p class=\"muted near-pending\">Pages marked near replicas of this one: still being indexed; reload to see them.</p>"),
         }
         Some(self.layout(&format!("{} — ditto review", html::ellipsize(&q.url, 60)), &s))
     }
