@@ -251,6 +251,7 @@ async fn hostile_pages_render_inert_and_labels_need_csrf_and_change_reports() {
         "hostile source title shown as text: {list}"
     );
     let mut pages = Vec::new();
+    let mut hood_near = 0;
     for n in &before {
         let (st, body) = get(format!("/n?name={}", pct(n))).await;
         assert_eq!(st, 200, "{n}");
@@ -258,7 +259,10 @@ async fn hostile_pages_render_inert_and_labels_need_csrf_and_change_reports() {
         for part in body.split("href=\"/p?url=").skip(1) {
             pages.push(part.split('"').next().unwrap().replace("&amp;", "&"));
         }
+        hood_near += body.matches("<a class=\"cmp\" href=\"/d?").count();
     }
+    // A neighborhood's pages marked near replicas link to their side-by-side too.
+    assert!(hood_near > 0, "no near-replica link on any neighborhood view");
     assert!(pages.len() >= 4, "{pages:?}");
     let mut near = Vec::new();
     let mut saw_warc = false;
