@@ -21,8 +21,10 @@ if [ ! -d "$DATA/wikipedia/articles" ]; then
 fi
 DATA=$(cd "$DATA" && pwd)
 if [ -z "${DITTO:-}" ]; then
-    (cd "$ROOT" && cargo build --release --quiet)
-    DITTO=$ROOT/target/release/ditto
+    (cd "$ROOT" && cargo build --release --quiet --bin ditto)
+    target=${CARGO_TARGET_DIR:-target}
+    case "$target" in /*) ;; *) target=$ROOT/$target ;; esac
+    DITTO=$target/release/ditto
 fi
 DITTO=$(cd "$(dirname "$DITTO")" && pwd)/$(basename "$DITTO")
 
