@@ -120,6 +120,7 @@ def slug(title):
 
 
 def main():
+    global SUFFIX
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--data", default=str(Path(__file__).resolve().parent.parent.parent / "shared" / "data"))
@@ -128,7 +129,10 @@ def main():
     ap.add_argument("--ordinary", type=int, default=N_ORDINARY)
     ap.add_argument("--copying", type=int, default=N_COPY)
     ap.add_argument("--decoys", type=int, default=N_DECOY)
+    ap.add_argument("--suffix", default=SUFFIX,
+                    help="hosts are NAME.SUFFIX; `test` puts every host on a registrable domain of its own")
     args = ap.parse_args()
+    SUFFIX = args.suffix
     rng = random.Random(args.seed)
     data = Path(args.data)
     out = Path(args.out)

@@ -350,6 +350,77 @@ pub fn load_for_scan(
     })
 }
 
+/// No label set (`ditto scan` without `--labelset`): no chunk is labeled; a chunk's SHA-1 is
+/// computed only where a stop list may hold it.
+struct NoLabels;
+impl ChunkLookup for NoLabels {
+    fn lookup(&self, _: &Sha1Digest) -> Option<u32> {
+        None
+    }
+
+    fn min_member_bytes(&self) -> usize {
+        usize::MAX
+    }
+}
+
+/// A scan without a label set: the default normalization and the stop lists, nothing
+/// labeled. The store keeps what the analyses that need no label set read (SimHash, text
+/// hashes, where each page came from); [`require_label_set`] stops the commands that need one.
+pub fn load_without_labelset(stop_paths: &[PathBuf], default_stops: bool) -> Result<Loaded> {
+    let norm = Normalization::default();
+    let mut stops: Vec<Box<dyn StopList + Send + Sync>> = Vec::new();
+    if default_stops {
+        stops.push(Box::new(StopChunks::default_list(norm)));
+    }
+    for p in stop_paths {
+        let s = StopChunks::load(p, norm).with_context(|| format!("loading stop chunks {}", p.display()))?;
+        stops.push(Box::new(s));
+    }
+    Ok(Loaded {
+        identity: LabelSetIdentity::none(&norm.to_string()),
+        normalization: norm,
+        matcher: Matcher {
+            chunks: Arc::new(NoLabels),
+            files: None,
+            stops: Arc::new(Stops(stops)),
+            evidence_per_page: 3,
+            passage_chars: crate::source::text::PASSAGE_CHARS,
+            links: None,
+            keep_text: false,
+            near_dups: Some(Arc::new(crate::live::neardups::LiveNearDups::new(
+                crate::live::neardups::NEAR_DUP_K,
+            )?)),
+            origins: None,
+        },
+    })
+}
+
+/// The commands that work on a store scanned without a label set.
+pub const WITHOUT_LABELSET: &str =
+    "replicas, quilts, origins, discover, stopchunks suggest, export chunks and stats";
+
+/// Stops `command` (`report`, `review`: they judge neighborhoods by their labeled chunks) on
+/// a store scanned without a label set, saying so and what works on it.
+pub fn require_label_set(stores: &[&Store], command: &str) -> Result<()> {
+    for store in stores {
+        if store.label_set()?.is_some_and(|id| id.is_none()) {
+            bail!(
+                "`ditto {command}` needs a label set, and this store was scanned without one (`ditto scan` \
+                 without --labelset): no chunk in it is labeled, so no neighborhood can be judged. Scan \
+                 into a new store with --labelset FILE.dls for {command}; on this store {WITHOUT_LABELSET} \
+                 work"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// [`require_label_set`] for the store at `path` (read as every reading command reads it).
+pub fn require_label_set_at(path: &Path, command: &str) -> Result<()> {
+    let store = Store::open_for_reading(path)?;
+    require_label_set(&[&store], command)
+}
+
 /// What a store records of the label set it was scanned with.
 fn identity_of(ls: &LabelSet) -> LabelSetIdentity {
     let h = ls.header();
@@ -367,6 +438,16 @@ fn identity_of(ls: &LabelSet) -> LabelSetIdentity {
 pub fn open_store_for_writing(store: &Path, labelset: &Path, loaded: &mut Loaded) -> Result<Arc<Store>> {
     let store = Store::create_or_open(store)?;
     bind_store(&store, &loaded.identity, labelset)?;
+    add_store_stops(loaded, &store)?;
+    Ok(Arc::new(store))
+}
+
+/// [`open_store_for_writing`] for a scan without a label set ([`load_without_labelset`]):
+/// the store records that it has none, so a later run with one is refused, and so are
+/// `report` and `review`.
+pub fn open_store_without_labelset(store: &Path, loaded: &mut Loaded) -> Result<Arc<Store>> {
+    let store = Store::create_or_open(store)?;
+    store.bind_label_set(&loaded.identity)?;
     add_store_stops(loaded, &store)?;
     Ok(Arc::new(store))
 }

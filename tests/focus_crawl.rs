@@ -133,3 +133,149 @@ fn check_politeness(web: &TestWeb, focus: &str) {
         assert!(web.log.max_in_flight(&h) <= 1, "{focus}: two requests at once to {h}");
     }
 }
+
+/// A small web where the copier sits on another registrable domain than the seed that links
+/// to it: `www.portal.test` (the seed) links to its own news host, to
+/// `www.wiki-copies.test` (four Wikipedia articles copied, with ads) and to an endless link
+/// farm on `*.linkfarm.test` (every page links to two more and to a new host).
+fn other_domain_web() -> TestWeb {
+    let robots = "User-agent: *\nDisallow:\n";
+    let own = |t: &str| {
+        format!(
+            "<p>{t} is written by the people of this portal, about the river, the mill and the \
+             market that meets on Thursdays; nothing here is taken from anywhere else.</p>"
+        )
+    };
+    let portal = Site::with_robots(robots).page(
+        "/",
+        Resource::html(format!(
+            "<html><body>{}<ul><li><a href=\"http://news.portal.test/\">News</a></li>\
+             <li><a href=\"http://www.wiki-copies.test/\">Encyclopedia: Albedo, Aardvark, ASCII</a></li>\
+             <li><a href=\"http://n0.linkfarm.test/\">Links</a></li></ul></body></html>",
+            own("The portal")
+        )),
+    );
+    let news = Site::with_robots(robots)
+        .page("/", Resource::html(format!("<html><body>{}</body></html>", own("The news"))));
+    let articles = ["Albedo", "Aardvark", "ASCII", "Anarchism"];
+    let mut copier = Site::with_robots(robots).page(
+        "/",
+        Resource::html(format!(
+            "<html><body><p>Free encyclopedia articles!</p>{}</body></html>",
+            articles.iter().map(|a| format!("<a href=\"/wiki/{a}.html\">{a}</a> ")).collect::<String>()
+        )),
+    );
+    for a in articles {
+        copier = copier.page(
+            &format!("/wiki/{a}.html"),
+            Resource::html(format!(
+                "<html><body><p>Buy cheap watches here!</p>{}</body></html>",
+                common::article_paragraphs(a, 100).join("\n")
+            )),
+        );
+    }
+    let farm = Site::with_robots(robots).page(
+        "/",
+        Resource::generated(|host, path| {
+            let n: u64 = host.strip_prefix('n')?.split('.').next()?.parse().ok()?;
+            let p: u64 = path.trim_start_matches("/p").parse().unwrap_or(0);
+            Some(Resource::html(format!(
+                "<html><body><p>Link farm page {p} of host {n}.</p><a href=\"/p{}\">more</a> \
+                 <a href=\"/p{}\">even more</a> <a href=\"http://n{}.linkfarm.test/\">elsewhere</a></body></html>",
+                p + 1,
+                p + 2,
+                n + 1
+            )))
+        }),
+    );
+    let spec = WebSpec::default()
+        .host("www.portal.test", portal)
+        .host("news.portal.test", news)
+        .host("www.wiki-copies.test", copier)
+        .host("*.linkfarm.test", farm);
+    TestWeb::start_blocking(spec).unwrap()
+}
+
+/// Issue 25, item 2: a focused crawl's default scope reaches a copier on another domain
+/// than its seeds, within its page budget and per-host caps, politely; `--scope domain` (the
+/// old default) never fetches it.
+#[test]
+fn the_default_scope_finds_a_copier_on_another_domain_within_the_budget() {
+    const PAGES: u64 = 40;
+    const PER_HOST: usize = 8;
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let web = other_domain_web();
+    let crawl = |name: &str, extra: &[&str]| {
+        let db = tmp.path().join(format!("{name}.db"));
+        let stats = tmp.path().join(format!("{name}.json"));
+        let mut args = vec![
+            "crawl".to_string(),
+            "--store".into(),
+            db.to_str().unwrap().into(),
+            "--labelset".into(),
+            labelset.to_str().unwrap().into(),
+            "--seed".into(),
+            "http://www.portal.test/".into(),
+            "--user-agent".into(),
+            UA.into(),
+            "--min-delay-ms".into(),
+            DELAY_MS.to_string(),
+            "--max-pages".into(),
+            PAGES.to_string(),
+            "--per-host-max-pages".into(),
+            PER_HOST.to_string(),
+            "--progress".into(),
+            "none".into(),
+            "--threads".into(),
+            "2".into(),
+            "--stats-json".into(),
+            stats.to_str().unwrap().into(),
+        ];
+        for h in ["*.portal.test", "www.wiki-copies.test", "*.linkfarm.test"] {
+            args.extend(["--resolve".to_string(), web.resolve_arg(h)]);
+        }
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run_ok(&args);
+        let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+        let report = run_ok(&["report", "--store", db.to_str().unwrap(), "--format", "jsonl"]);
+        let flagged: Vec<String> = String::from_utf8(report.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["neighborhood"].as_str().unwrap().into()
+            })
+            .collect();
+        (String::from_utf8_lossy(&out.stderr).into_owned(), s, flagged)
+    };
+
+    // The old default: the copier is out of scope, never fetched, never flagged.
+    let (_, s, flagged) = crawl("domain", &["--scope", "domain"]);
+    assert_eq!(web.log.count_for("www.wiki-copies.test"), 0);
+    assert!(s["crawl"]["links_rejected"]["not_seed_domain"].as_u64().unwrap_or(0) >= 2, "{s}");
+    assert!(flagged.iter().all(|n| !n.contains("wiki-copies")), "{flagged:?}");
+    web.log.clear();
+
+    // The default: the copier is fetched and flagged; the link farm takes no more than the
+    // budget and the per-host cap allow.
+    let (err, s, flagged) = crawl("default", &[]);
+    assert!(err.contains("scope any (the default of --focus labeled"), "{err}");
+    assert_eq!(
+        web.log.paths_for("www.wiki-copies.test").iter().filter(|p| p.starts_with("/wiki/")).count(),
+        4
+    );
+    assert!(flagged.iter().any(|n| n.starts_with("http://www.wiki-copies.test/")), "{flagged:?}");
+    assert!(flagged.iter().all(|n| n.contains("wiki-copies")), "only the copier: {flagged:?}");
+    assert_eq!(s["crawl"]["stopped_by"], "max_pages", "{s}");
+    let all = web.log.all();
+    let pages = all.iter().filter(|r| r.path != "/robots.txt").count();
+    assert!(pages as u64 <= PAGES, "{pages} page requests over a budget of {PAGES}");
+    for h in web.log.hosts() {
+        let paths = web.log.paths_for(&h);
+        assert_eq!(paths.first().map(String::as_str), Some("/robots.txt"), "{h}: robots.txt first");
+        assert!(paths.iter().filter(|p| *p != "/robots.txt").count() <= PER_HOST, "{h}: {paths:?}");
+    }
+    assert!(web.log.hosts().iter().filter(|h| h.ends_with(".linkfarm.test")).count() >= 2);
+    check_politeness(&web, "default scope");
+}

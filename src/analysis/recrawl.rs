@@ -181,6 +181,13 @@ fn run_pass(cfg: &RecrawlConfig, dir: &Path, name: &str, seeds: &[String]) -> Re
         .arg("--seeds")
         .arg(&seeds_path)
         .args(["--max-depth", "0"])
+        // A recrawl refreshes the old store's URLs: their domains, each host's pages uncut
+        // (a focused crawl's default scope, `any`, caps hosts at 1000 pages).
+        .args(if cfg.crawl_args.iter().any(|a| a == "--scope" || a.starts_with("--scope=")) {
+            &[][..]
+        } else {
+            &["--scope", "domain"][..]
+        })
         .args(&cfg.crawl_args)
         .status()
         .context("starting the crawl pass")?;

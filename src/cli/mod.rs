@@ -185,7 +185,9 @@ pub fn main() -> ExitCode {
         Command::Crawl(a) => commands::crawl::run(&a),
         Command::Replicas(a) => crate::analysis::replicas::run(a.to_config()),
         Command::Recrawl(a) => crate::analysis::recrawl::run(a.to_config()),
-        Command::Review(a) => crate::cli::review::run(a),
+        Command::Review(a) => {
+            labels::require_label_set_at(&a.store, "review").and_then(|()| crate::cli::review::run(a))
+        }
         Command::Labels(c) => crate::cli::review::labels_cmd(c),
         Command::Discover(a) => a.to_config().and_then(|c| crate::analysis::discover::discover(&c)),
         Command::Quilts(a) => crate::analysis::quilts::run(a.to_config()),

@@ -69,7 +69,14 @@ pub fn print_store(store: &Store, json: bool) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&s)?);
         return Ok(());
     }
-    if let Some(l) = &s.labelset {
+    if let Some(l) = s.labelset.as_ref().filter(|l| l.is_none()) {
+        println!(
+            "label set:      none (scanned without --labelset, normalization {}): {} work on this store, \
+             report and review need a label set",
+            l.normalization,
+            crate::labelset::WITHOUT_LABELSET
+        );
+    } else if let Some(l) = &s.labelset {
         println!(
             "label set:      {} ({} entries, normalization {}, chunks > {} chars)",
             l.name, l.entries, l.normalization, l.min_chars

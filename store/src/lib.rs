@@ -268,6 +268,37 @@ pub struct LabelSetIdentity {
     pub min_chars: u64,
 }
 
+impl LabelSetIdentity {
+    /// What a store scanned without a label set records (`ditto scan` without
+    /// `--labelset`): no chunk is labeled, so no neighborhood can be judged, but everything
+    /// the analyses that need no label set read (SimHash, text hashes, sources) is there.
+    pub fn none(normalization: &str) -> Self {
+        LabelSetIdentity {
+            name: String::new(),
+            normalization: normalization.to_string(),
+            entries: 0,
+            min_chars: 0,
+        }
+    }
+
+    /// Whether this is [`LabelSetIdentity::none`].
+    pub fn is_none(&self) -> bool {
+        self.name.is_empty() && self.entries == 0
+    }
+
+    /// How messages name it.
+    fn describe(&self) -> String {
+        if self.is_none() {
+            "no label set".to_string()
+        } else {
+            format!(
+                "label set {:?} ({} entries, normalization {})",
+                self.name, self.entries, self.normalization
+            )
+        }
+    }
+}
+
 /// Summary counts of a store.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StoreTotals {
@@ -331,9 +362,9 @@ impl Store {
                     Ok(())
                 } else {
                     Err(StoreError::LabelSetMismatch(format!(
-                        "this store was scanned with label set {:?} ({} entries, normalization {}), \
-                         not {:?} ({} entries, normalization {}); use a new store",
-                        old.name, old.entries, old.normalization, id.name, id.entries, id.normalization
+                        "this store was scanned with {}, not {}; use a new store",
+                        old.describe(),
+                        id.describe()
                     )))
                 }
             }

@@ -395,3 +395,121 @@ fn completions_and_man_pages_come_from_the_clap_definitions() {
     assert!(crawl.contains(".TH") && crawl.contains("max\\-pages"), "{}", &crawl[..crawl.len().min(400)]);
     assert!(tmp.path().join("ditto.1").exists() && tmp.path().join("ditto-labelset-build.1").exists());
 }
+
+/// `ditto COMMAND ARGS… --store DB`: its exit code, stdout and stderr.
+fn on_store(db: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--store", db.to_str().unwrap()]);
+    ditto_out(&all)
+}
+
+#[test]
+fn a_scan_without_a_labelset_serves_the_analyses_that_need_none() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let web = tmp.path().join("web");
+    host_path_web(&web);
+    // An exact mirror of one docs host, and a page quilted from the farm's four copies.
+    for e in fs::read_dir(web.join("docs0.test/faq")).unwrap() {
+        let p = e.unwrap().path();
+        write(
+            &web,
+            &format!("mirror.test/faq/{}", p.file_name().unwrap().to_str().unwrap()),
+            &fs::read_to_string(&p).unwrap(),
+        );
+    }
+    let quilt: Vec<String> = ["Albedo", "Aardvark", "ASCII", "Anarchism"]
+        .iter()
+        .flat_map(|a| article_paragraphs(a, 100).into_iter().take(4))
+        .collect();
+    write(&web, "quilt.test/q.html", &format!("<html><body>{}</body></html>", quilt.join("\n")));
+    let pages = walkdir_count(&web);
+
+    let scan = |db: &Path, with: Option<&Path>| {
+        let mut args = vec!["scan", "--progress", "none", "--threads", "1", "--store", db.to_str().unwrap()];
+        if let Some(l) = with {
+            args.extend(["--labelset", l.to_str().unwrap()]);
+        }
+        args.push(web.to_str().unwrap());
+        ditto_out(&args)
+    };
+    let bare = tmp.path().join("bare.db");
+    let (code, _, err) = scan(&bare, None);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("no label set") && err.contains("replicas, quilts, origins, discover"), "{err}");
+    let labeled = tmp.path().join("labeled.db");
+    let (code, _, err) = scan(&labeled, Some(&labelset));
+    assert_eq!(code, Some(0), "{err}");
+
+    // The analyses that need no label set answer on it as on a store scanned with one.
+    let sorted = |s: String| {
+        let mut l: Vec<String> = s.lines().map(String::from).collect();
+        l.sort();
+        l
+    };
+    for args in [
+        &["replicas", "--format", "jsonl"][..],
+        &["quilts", "--format", "jsonl"],
+        &["origins", "--format", "jsonl"],
+        &["stopchunks", "suggest", "--top", "20"],
+    ] {
+        let (code, out, err) = on_store(&bare, args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        let (_, want, _) = on_store(&labeled, args);
+        assert_eq!(sorted(out.replace("bare.db", "X")), sorted(want.replace("labeled.db", "X")), "{args:?}");
+    }
+    let (_, replicas, _) = on_store(&bare, &["replicas", "--format", "jsonl"]);
+    assert!(replicas.contains("http://mirror.test/faq/"), "the mirror's pages are replicas: {replicas}");
+    let (_, quilts, _) = on_store(&bare, &["quilts", "--format", "jsonl"]);
+    assert!(quilts.contains("http://quilt.test/q.html"), "the quilt: {quilts}");
+    let (_, origins, _) = on_store(&bare, &["origins", "--format", "jsonl"]);
+    assert_eq!(origins.lines().count(), pages, "one origin row per page");
+    let dls = tmp.path().join("blind.dls");
+    let (code, _, err) = on_store(&bare, &["discover", "--min-count", "1", "-o", dls.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    let wrote = |e: &str| e.lines().find(|l| l.contains("wrote")).map(String::from);
+    let dls2 = tmp.path().join("blind2.dls");
+    let (_, _, err2) = on_store(&labeled, &["discover", "--min-count", "1", "-o", dls2.to_str().unwrap()]);
+    assert!(wrote(&err).is_some());
+    assert_eq!(
+        wrote(&err).map(|l| l.replace("blind.dls", "X")),
+        wrote(&err2).map(|l| l.replace("blind2.dls", "X"))
+    );
+    let (code, out, _) = on_store(&bare, &["stats"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("label set:      none (scanned without --labelset"), "{out}");
+
+    // The commands that judge neighborhoods say why not, and what works: an error (1).
+    for args in [&["report"][..], &["report", "--labelset", labelset.to_str().unwrap()], &["review"]] {
+        let (code, out, err) = on_store(&bare, args);
+        assert_eq!(code, Some(1), "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+        assert!(
+            err.contains(&format!(
+                "`ditto {}` needs a label set, and this store was scanned without one",
+                args[0]
+            )) && err.contains("--labelset FILE.dls")
+                && err.contains("replicas, quilts, origins, discover"),
+            "{args:?}: {err}"
+        );
+    }
+    // A store holds one label set's verdicts, or none: scanning it again with one is refused.
+    let (code, _, err) = scan(&bare, Some(&labelset));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("this store was scanned with no label set, not label set"), "{err}");
+}
+
+/// Files under `dir`.
+fn walkdir_count(dir: &Path) -> usize {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walkdir_count(&p)
+            } else {
+                1
+            }
+        })
+        .sum()
+}

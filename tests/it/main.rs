@@ -25,6 +25,7 @@ mod partition_report;
 mod plugin_example;
 mod python_plugin;
 mod quilts_web;
+mod readme_walkthrough;
 mod recrawl;
 mod recrawl_novel;
 mod recrawl_reuse;

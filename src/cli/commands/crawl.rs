@@ -20,6 +20,7 @@ pub fn run(a: &CrawlArgs) -> Result<()> {
     let seeds = a.seed_urls()?;
     let mut loaded = labelset::load_for_scan(a.labelset()?, None, &[], true)?;
     let settings = a.to_settings(seeds, loaded.normalization)?;
+    eprintln!("{}", a.bounds_line());
     let store = labelset::open_store_for_writing(&a.store, a.labelset()?, &mut loaded)?;
     // `ditto report`/`stats`/`labels export` read consistent snapshots of it meanwhile.
     store.serve_snapshots()?;

@@ -12,6 +12,7 @@ pub fn run(a: &ReportArgs) -> Result<()> {
     let stores =
         a.store.iter().map(|p| crate::analysis::open_store_for_reading(p)).collect::<Result<Vec<_>>>()?;
     let stores: Vec<&Store> = stores.iter().collect();
+    crate::labelset::require_label_set(&stores, "report")?;
     let names = crate::labelset::source_names_checked(&stores, a.labelset.as_deref())?;
     let (th, mut rows) = report::build_merged(&stores, names.as_ref(), &a.to_config(), a.review_filter())?;
     if !a.near_dups {

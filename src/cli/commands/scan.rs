@@ -16,14 +16,20 @@ pub fn run(a: &ScanArgs) -> Result<()> {
     let _ = exit::on_interrupt(exit::OnInterrupt::ExitNow {
         resume: "run the same command again to resume (pages already stored are skipped)",
     });
-    let mut loaded = labelset::load_for_scan(
-        &a.labelset,
-        a.file_labelset.as_deref(),
-        &a.stop_chunks,
-        !a.no_default_stop_chunks,
-    )?;
+    let mut loaded = match &a.labelset {
+        Some(ls) => labelset::load_for_scan(
+            ls,
+            a.file_labelset.as_deref(),
+            &a.stop_chunks,
+            !a.no_default_stop_chunks,
+        )?,
+        None => labelset::load_without_labelset(&a.stop_chunks, !a.no_default_stop_chunks)?,
+    };
     let cfg = a.to_config(loaded.normalization)?;
-    let store = labelset::open_store_for_writing(&a.store, &a.labelset, &mut loaded)?;
+    let store = match &a.labelset {
+        Some(ls) => labelset::open_store_for_writing(&a.store, ls, &mut loaded)?,
+        None => labelset::open_store_without_labelset(&a.store, &mut loaded)?,
+    };
     // `ditto report`/`stats`/`labels export` read consistent snapshots of it meanwhile.
     store.serve_snapshots()?;
     let part = a.partition.unwrap_or(crawler::partition::Partition::SINGLE);
@@ -31,6 +37,13 @@ pub fn run(a: &ScanArgs) -> Result<()> {
     loaded.matcher.keep_text = a.keep_text;
     let stats = pipeline::run_scan_partition(&cfg, store.clone(), loaded.matcher, part)?;
     summary::print_scan(&stats, &store)?;
+    if a.labelset.is_none() {
+        eprintln!(
+            "no label set: nothing labeled, so `report` and `review` will not judge this store (scan into a \
+             new store with --labelset FILE.dls for them); {} work on it",
+            labelset::WITHOUT_LABELSET
+        );
+    }
     if let Some(path) = &a.stats_json {
         super::write_json(path, &stats)?;
     }

@@ -42,12 +42,14 @@ pub struct CrawlArgs {
     /// Required. Its product token ("ditto") is what robots.txt groups are matched against.
     #[arg(long, env = "DITTO_USER_AGENT", required_unless_present = "explain_priority")]
     pub user_agent: Option<String>,
-    /// Stop after this many page fetches (robots.txt not counted).
+    /// Stop after this many page fetches (robots.txt not counted): the crawl's page budget.
     #[arg(long, default_value_t = 100_000)]
     pub max_pages: u64,
-    /// Most pages fetched from one host.
-    #[arg(long, default_value_t = 10_000)]
-    pub per_host_max_pages: u64,
+    /// Most pages fetched from one host. Default: 1000 with `--scope any` (the default of a
+    /// focused crawl: the page budget then spreads over at least max-pages/1000 hosts, so a
+    /// few large sites cannot take all of it), 10000 with `--scope domain` or `seeds`.
+    #[arg(long)]
+    pub per_host_max_pages: Option<u64>,
     /// Deepest link distance from a seed.
     #[arg(long, default_value_t = 20)]
     pub max_depth: u32,
@@ -81,10 +83,14 @@ pub struct CrawlArgs {
     /// crawls), and exit.
     #[arg(long, value_name = "URL")]
     pub explain_priority: Option<String>,
-    /// Which links to follow: `domain` = same registrable domain as a seed, `seeds` = the
-    /// seeds' hosts, `any` = everything.
-    #[arg(long, value_enum, default_value = "domain")]
-    pub scope: ScopeArg,
+    /// Which links to follow: `any` = every host, `domain` = the seeds' registrable domains,
+    /// `seeds` = the seeds' hosts. Default: `any` with `--focus labeled` (the default), since
+    /// copies of labeled content sit on other domains than the sites that link to them; the
+    /// crawl stays bounded by --max-pages and --per-host-max-pages and polite on every host
+    /// (robots.txt, one request at a time, --min-delay-ms). `domain` with `--focus bfs`, and
+    /// `--scope domain` keeps a focused crawl on the seeds' domains, as before.
+    #[arg(long, value_enum)]
+    pub scope: Option<ScopeArg>,
     /// Also allow these hosts (`host` or `*.suffix`; may repeat).
     #[arg(long = "allow-host")]
     pub allow_host: Vec<String>,
@@ -162,7 +168,12 @@ pub struct CrawlArgs {
     pub exchange_grace_ms: u64,
 }
 
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+/// Pages one host gives a crawl by default with `--scope any` ([`CrawlArgs::per_host_max_pages`]).
+pub const PER_HOST_PAGES_ANY: u64 = 1_000;
+/// Pages one host gives a crawl by default with `--scope domain` or `seeds`.
+pub const PER_HOST_PAGES_DOMAIN: u64 = 10_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ScopeArg {
     Any,
     Seeds,
@@ -179,7 +190,64 @@ impl From<ScopeArg> for crawler::urls::Scope {
     }
 }
 
+impl ScopeArg {
+    /// The name `--scope` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScopeArg::Any => "any",
+            ScopeArg::Seeds => "seeds",
+            ScopeArg::Domain => "domain",
+        }
+    }
+}
+
 impl CrawlArgs {
+    /// `--scope`, or its default: `any` for a focused crawl (`--focus labeled`), which goes
+    /// where the copies are, `domain` for breadth first.
+    pub fn scope(&self) -> ScopeArg {
+        self.scope.unwrap_or(match self.focus {
+            Focus::Labeled => ScopeArg::Any,
+            Focus::Bfs => ScopeArg::Domain,
+        })
+    }
+
+    /// `--per-host-max-pages`, or its default for the scope ([`PER_HOST_PAGES_ANY`],
+    /// [`PER_HOST_PAGES_DOMAIN`]).
+    pub fn per_host_max_pages(&self) -> u64 {
+        self.per_host_max_pages.unwrap_or(match self.scope() {
+            ScopeArg::Any => PER_HOST_PAGES_ANY,
+            ScopeArg::Seeds | ScopeArg::Domain => PER_HOST_PAGES_DOMAIN,
+        })
+    }
+
+    /// One line saying where the crawl may go and what bounds it, with which of it are
+    /// defaults (printed when a crawl starts).
+    pub fn bounds_line(&self) -> String {
+        let scope = self.scope();
+        let why = match (self.scope, scope) {
+            (Some(_), _) => String::new(),
+            (None, ScopeArg::Any) => {
+                " (the default of --focus labeled: copies sit on other domains; --scope domain keeps to the seeds' domains)"
+                    .to_string()
+            }
+            (None, _) => " (the default of --focus bfs)".to_string(),
+        };
+        let where_to = match scope {
+            ScopeArg::Any => "links to any host",
+            ScopeArg::Domain => "links within the seeds' registrable domains",
+            ScopeArg::Seeds => "links within the seeds' hosts",
+        };
+        format!(
+            "scope {}{why}: follows {where_to}, at most {} pages, {} per host, {} links deep; \
+             robots.txt and at least {} ms between requests on every host",
+            scope.name(),
+            self.max_pages,
+            self.per_host_max_pages(),
+            self.max_depth,
+            self.min_delay_ms
+        )
+    }
+
     /// The crawl's settings; `seeds` are the URLs from `--seed` and `--seeds`, and
     /// `normalization` is the label set's.
     pub fn to_settings(
@@ -202,7 +270,7 @@ impl CrawlArgs {
             focus_opts,
             user_agent: self.user_agent()?.to_string(),
             focus: self.focus,
-            scope: self.scope.into(),
+            scope: self.scope().into(),
             allow_hosts: self.allow_host.clone(),
             block_hosts: self.block_host.clone(),
             resolve: self.resolve.clone(),
@@ -218,7 +286,7 @@ impl CrawlArgs {
                     ..PolitenessConfig::default()
                 },
                 max_pages: self.max_pages,
-                per_host_max_pages: self.per_host_max_pages,
+                per_host_max_pages: self.per_host_max_pages(),
                 max_depth: self.max_depth,
                 global_rate: self.rate,
                 max_in_flight: self.max_in_flight.max(1),
@@ -276,5 +344,44 @@ impl CrawlArgs {
             );
         }
         Ok(seeds)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        a: CrawlArgs,
+    }
+
+    fn parse(extra: &[&str]) -> CrawlArgs {
+        let base = ["crawl", "--store", "s.db", "--labelset", "w.dls", "--user-agent", "t/1 (+http://t/)"];
+        match Cmd::try_parse_from(base.iter().chain(extra)) {
+            Ok(c) => c.a,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn a_focused_crawl_goes_to_any_domain_within_a_budget_by_default() {
+        let a = parse(&[]);
+        assert_eq!(a.scope(), ScopeArg::Any);
+        assert_eq!((a.max_pages, a.per_host_max_pages()), (100_000, PER_HOST_PAGES_ANY));
+        assert_eq!(a.min_delay_ms, 1000);
+        let line = a.bounds_line();
+        assert!(line.starts_with("scope any (the default of --focus labeled"), "{line}");
+        assert!(line.contains("at most 100000 pages, 1000 per host"), "{line}");
+        // Breadth first keeps to the seeds' domains, and an explicit scope is kept.
+        let bfs = parse(&["--focus", "bfs"]);
+        assert_eq!((bfs.scope(), bfs.per_host_max_pages()), (ScopeArg::Domain, PER_HOST_PAGES_DOMAIN));
+        let dom = parse(&["--scope", "domain"]);
+        assert_eq!((dom.scope(), dom.per_host_max_pages()), (ScopeArg::Domain, PER_HOST_PAGES_DOMAIN));
+        assert!(dom.bounds_line().starts_with("scope domain: follows links within"), "{}", dom.bounds_line());
+        let capped = parse(&["--per-host-max-pages", "7", "--focus", "bfs", "--scope", "any"]);
+        assert_eq!((capped.scope(), capped.per_host_max_pages()), (ScopeArg::Any, 7));
     }
 }

@@ -15,11 +15,13 @@ pub struct ScanArgs {
     /// Store to write (created if missing; re-running skips pages already stored).
     #[arg(long, env = "DITTO_STORE")]
     pub store: PathBuf,
-    /// Chunk label set (.dls, kind chunks).
+    /// Chunk label set (.dls, kind chunks). Without it nothing is labeled: the store holds
+    /// what replicas, quilts, origins, discover, stopchunks suggest and export chunks read,
+    /// and `report` and `review` refuse it (they judge neighborhoods by labeled chunks).
     #[arg(long, env = "DITTO_LABELSET")]
-    pub labelset: PathBuf,
+    pub labelset: Option<PathBuf>,
     /// Optional file label set (.dls, kind files) for whole-body matches (L_f).
-    #[arg(long)]
+    #[arg(long, requires = "labelset")]
     pub file_labelset: Option<PathBuf>,
     /// Extra stop-chunk lists: text files (one chunk per line) or .dls files. May repeat.
     #[arg(long = "stop-chunks")]
