@@ -167,7 +167,7 @@ fn threshold_info(stats: &MeanStd, choice: ThresholdChoice) -> ThresholdInfo {
 const NEAREST_BELOW: usize = 3;
 
 /// Keep `(name, badness)` among the [`NEAREST_BELOW`] highest in `best` (sorted, best first).
-fn keep_nearest(best: &mut Vec<(String, f64)>, name: &str, badness: f64) {
+pub(crate) fn keep_nearest(best: &mut Vec<(String, f64)>, name: &str, badness: f64) {
     if best.len() == NEAREST_BELOW && best.last().is_some_and(|l| l.1 >= badness) {
         return;
     }
@@ -378,16 +378,22 @@ pub fn listed_note(th: &ThresholdInfo, listed: usize) -> String {
 /// When nothing is above the threshold: where the nearest sit and the `--threshold` that
 /// would list them; `None` when something is listed or nothing has any badness.
 pub fn nothing_above_hint(th: &ThresholdInfo) -> Option<String> {
-    if th.above > 0 || th.nearest_below.is_empty() {
+    if th.above > 0 {
         return None;
     }
-    let near: Vec<String> = th.nearest_below.iter().map(|(n, b)| format!("{n} {b:.4}")).collect();
-    let lowest = th.nearest_below.last().map_or(0.0, |l| l.1);
+    nearest_below_hint(th.value, &th.nearest_below)
+}
+
+/// "nothing is above the threshold …; the highest below it: …; try --threshold X", naming the
+/// highest few (escaped: names come from input) and a threshold just under the lowest named.
+pub fn nearest_below_hint(threshold: f64, nearest: &[(String, f64)]) -> Option<String> {
+    let lowest = nearest.last()?.1;
+    let near: Vec<String> =
+        nearest.iter().map(|(n, b)| format!("{} {b:.4}", crawler::warc::printable(n))).collect();
     // Just under the lowest named, rounded down to 2 decimals.
     let suggest = ((lowest * 100.0).floor() / 100.0 - 0.01).max(0.0);
     Some(format!(
-        "nothing is above the threshold {:.4}; the highest below it: {}; to list these, try --threshold {suggest:.2}",
-        th.value,
+        "nothing is above the threshold {threshold:.4}; the highest below it: {}; to list these, try --threshold {suggest:.2}",
         near.join(", ")
     ))
 }

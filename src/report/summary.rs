@@ -25,6 +25,22 @@ pub struct StoreSummary {
     pub neighborhoods_above_threshold: u64,
     pub labelset: Option<store::LabelSetIdentity>,
     pub size_on_disk_bytes: u64,
+    /// The highest few neighborhoods with any badness (name, badness), best first: named
+    /// when none is above the threshold, so a crawl or scan that flags nothing shows where
+    /// the nearest sit.
+    #[serde(skip)]
+    pub highest_neighborhoods: Vec<(String, f64)>,
+}
+
+impl StoreSummary {
+    /// A line for when no neighborhood is above the threshold but some have badness.
+    pub fn nothing_above_hint(&self) -> Option<String> {
+        if self.neighborhoods_above_threshold > 0 {
+            return None;
+        }
+        crate::report::nearest_below_hint(self.neighborhood_threshold, &self.highest_neighborhoods)
+            .map(|h| format!("{h} with ditto report"))
+    }
 }
 
 pub fn store_summary(store: &Store) -> Result<StoreSummary> {
@@ -38,10 +54,15 @@ pub fn store_summary(store: &Store) -> Result<StoreSummary> {
     }
     let mut hoods = MeanStd::default();
     let mut badness = Vec::new();
+    let mut highest = Vec::new();
     for n in store.neighborhoods() {
-        let b = n?.1.badness();
+        let (name, acc) = n?;
+        let b = acc.badness();
         hoods.push(b);
         badness.push(b);
+        if b > 0.0 {
+            crate::report::keep_nearest(&mut highest, &name, b);
+        }
     }
     let (pt, nt) = (pages.mean_plus_std(), hoods.mean_plus_std());
     Ok(StoreSummary {
@@ -60,6 +81,7 @@ pub fn store_summary(store: &Store) -> Result<StoreSummary> {
         neighborhoods_above_threshold: badness.iter().filter(|&&b| b > nt).count() as u64,
         labelset: store.label_set()?,
         size_on_disk_bytes: store.size_on_disk()?,
+        highest_neighborhoods: highest,
     })
 }
 
@@ -97,6 +119,9 @@ pub fn print_store(store: &Store, json: bool) -> Result<()> {
         s.neighborhoods_above_threshold
     );
     println!("store size:     {:.1} MB", s.size_on_disk_bytes as f64 / 1e6);
+    if let Some(hint) = s.nothing_above_hint() {
+        println!("hint:           {hint}");
+    }
     Ok(())
 }
 
@@ -149,6 +174,9 @@ pub fn print_scan(st: &ScanStats, store: &Store) -> Result<()> {
         s.neighborhood_badness_mean,
         s.neighborhood_badness_sd
     );
+    if let Some(hint) = s.nothing_above_hint() {
+        eprintln!("{hint}");
+    }
     let reviewed = store.reviewed_stop_chunks().count();
     if reviewed > 0 {
         eprintln!(

@@ -513,3 +513,47 @@ fn walkdir_count(dir: &Path) -> usize {
         })
         .sum()
 }
+
+/// A scan (or crawl) that flags nothing while some neighborhood has badness says where the
+/// highest sit and which `--threshold` lists them, and that threshold does list them.
+#[test]
+fn a_scan_that_flags_nothing_shows_the_nearest_and_a_threshold() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let web = tmp.path().join("web");
+    // One farm alone: its neighborhoods all have the same badness, so none is above
+    // mean + sd.
+    for a in ["Albedo", "Aardvark"] {
+        let body = format!(
+            "<html><body><p>Cheap watches!</p>{}</body></html>",
+            article_paragraphs(a, 100).join("\n")
+        );
+        write(&web, &format!("farm.test/wiki/{a}.html"), &body);
+    }
+    let db = tmp.path().join("d.db");
+    let db_s = db.to_str().unwrap();
+    let out = run_ok(&[
+        "scan",
+        "--progress",
+        "none",
+        "--store",
+        db_s,
+        "--labelset",
+        labelset.to_str().unwrap(),
+        web.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing is above the threshold"), "{err}");
+    assert!(err.contains("http://farm.test/"), "{err}");
+    let suggested = err
+        .split("try --threshold ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no threshold suggested: {err}"))
+        .to_string();
+    let (_, stats, _) = ditto_out(&["stats", "--store", db_s]);
+    assert!(stats.contains("hint:") && stats.contains("try --threshold"), "{stats}");
+    let out = run_ok(&["report", "--store", db_s, "--format", "jsonl", "--threshold", &suggested]);
+    let listed = String::from_utf8(out.stdout).unwrap();
+    assert!(listed.contains("http://farm.test/"), "--threshold {suggested} lists nothing: {listed}");
+}
