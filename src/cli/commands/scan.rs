@@ -23,7 +23,8 @@ pub fn run(a: &ScanArgs) -> Result<()> {
         !a.no_default_stop_chunks,
     )?;
     let cfg = a.to_config(loaded.normalization)?;
-    let store = labelset::open_store_for_writing(&a.store, &a.labelset, &mut loaded)?;
+    let store =
+        labelset::open_store_for_writing(&a.store, &a.labelset, &mut loaded, store::DEFAULT_CACHE_BYTES)?;
     // `ditto report`/`stats`/`labels export` read consistent snapshots of it meanwhile.
     store.serve_snapshots()?;
     let part = a.partition.unwrap_or(crawler::partition::Partition::SINGLE);
