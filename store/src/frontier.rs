@@ -43,9 +43,10 @@ pub(crate) const REFUSED: &[u8] = b"rf/";
 /// Most frontier entries written in one sled batch (see the module notes).
 pub const LINK_BATCH: usize = 128;
 
-/// URLs whose fingerprints the seen set keeps in memory (≈ 6.3 bytes each, ≈ 25 MiB, and up to
-/// ≈ 20 bytes each while a merge rebuilds it); the rest are looked up on disk.
-pub const SEEN_IN_MEMORY: usize = 4 << 20;
+/// URLs whose fingerprints the seen set keeps in memory: 2^29, ≈ 537 million (≈ 6.3 bytes each,
+/// ≈ 3.2 GiB, up to ≈ 20 bytes each while a merge rebuilds it), above the 312 million per
+/// partition of the capacity plan (`docs/capacity.md`); the rest are looked up on disk.
+pub const SEEN_IN_MEMORY: usize = 1 << 29;
 
 /// One URL waiting in (or taken from) the frontier.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
