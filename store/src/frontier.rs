@@ -1,5 +1,6 @@
-//! The crawl frontier, kept in the store's tree so that a fetched page, the removal of its
-//! in-flight ticket and the links it adds are written in one atomic batch.
+//! The crawl frontier, kept in the store's tree so that a fetched page and the removal of its
+//! in-flight ticket are written in one atomic batch, its links in that batch or just before
+//! it (see "Memory per batch" below).
 //!
 //! | prefix | key | value |
 //! |---|---|---|

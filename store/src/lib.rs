@@ -199,7 +199,8 @@ pub struct PageWrite {
     pub accumulator: NeighborhoodAccumulator,
     /// Crawl only: the frontier ticket this page completes (its in-flight URL and host key).
     pub fetched: Option<(String, String)>,
-    /// Crawl only: links found on the page, queued in the same batch when not seen before.
+    /// Crawl only: links found on the page, queued when not seen before: in the page's batch,
+    /// or (past [`LINK_BATCH`] in one write) in batches of their own just before it.
     pub links: Vec<FrontierEntry>,
     /// The page's word-4-shingle set (sorted, distinct 32-bit hashes,
     /// `detector::shingles::shingle_set`), stored under `w/` with the record when not
