@@ -435,8 +435,15 @@ fn identity_of(ls: &LabelSet) -> LabelSetIdentity {
 /// Open (creating it if missing or an empty directory) the store a scan or crawl writes its
 /// verdicts to, bound to the label set it runs with, and add the store's reviewed stop chunks
 /// to `loaded`: the one way every writing command opens its store (`store::lifecycle`).
-pub fn open_store_for_writing(store: &Path, labelset: &Path, loaded: &mut Loaded) -> Result<Arc<Store>> {
-    let store = Store::create_or_open(store)?;
+/// `cache_bytes` caps sled's page cache (`store::CRAWL_CACHE_BYTES` for a crawl,
+/// `store::DEFAULT_CACHE_BYTES` otherwise).
+pub fn open_store_for_writing(
+    store: &Path,
+    labelset: &Path,
+    loaded: &mut Loaded,
+    cache_bytes: u64,
+) -> Result<Arc<Store>> {
+    let store = Store::create_or_open_with_cache(store, cache_bytes)?;
     bind_store(&store, &loaded.identity, labelset)?;
     add_store_stops(loaded, &store)?;
     Ok(Arc::new(store))

@@ -7,6 +7,10 @@
 //! `catch_unwind` and times it. There is no coverage feedback; a mutant joins the corpus when
 //! the target reports a result *signature* it has not seen (counts of records, errors,
 //! blocks, … folded into a u64), a cheap proxy that keeps inputs reaching new outcomes.
+//! Inputs are capped per target ([`Target::max_len`], libFuzzer's `-max_len`; `--max-len`
+//! overrides it): seeds are cut to it and no mutation grows past it. Mutants are made from
+//! the shorter of two random corpus entries, and a shorter input reaching a signature already
+//! held replaces the holder, so the corpus drifts to small inputs; one input buffer is reused.
 //!
 //! What counts: a **crash** is a panic; a **hang** an input over the per-input time limit;
 //! **over memory** a run whose peak RSS (`VmHWM`) passes the cap. Each is saved under the
@@ -15,7 +19,7 @@
 //! reported too. `scripts/fuzz.sh` runs every target for a set time; `fuzz/tests/brief.rs`
 //! runs each for a few seconds (CI).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -75,13 +79,20 @@ impl Target {
         }
     }
 
-    /// Largest input the mutator builds for this target.
-    fn max_len(self) -> usize {
+    /// Largest input the harness runs for this target by default (libFuzzer's `-max_len`):
+    /// seeds are cut to it and mutants never grow past it. Big enough for every structure
+    /// the parser has (several WARC records, gzip members, a page with its head, scripts and
+    /// deep nesting, the whole seed label set), small enough that a run spends its time on
+    /// many inputs rather than on a few huge ones; size-driven behaviour (caps, bombs, the
+    /// quadratic attribute case) has its own tests at full size.
+    pub fn max_len(self) -> usize {
         match self {
-            Target::Warc | Target::Html | Target::Labelset => 1 << 20,
-            Target::Robots => 64 << 10,
+            Target::Warc => 64 << 10,
+            Target::Html => 16 << 10,
+            Target::Labelset => 256 << 10,
+            Target::Robots => 8 << 10,
             Target::Url => 4 << 10,
-            Target::Store => 256 << 10,
+            Target::Store => 16 << 10,
         }
     }
 }
@@ -138,16 +149,25 @@ pub struct Mutator {
 
 impl Mutator {
     pub fn mutate(&mut self, base: &[u8], other: &[u8], max_len: usize) -> Vec<u8> {
-        let mut v = base.to_vec();
-        let edits = 1 + self.rng.below(4);
-        for _ in 0..edits {
-            self.edit(&mut v, other);
-        }
-        v.truncate(max_len);
+        let mut v = Vec::new();
+        self.mutate_into(&mut v, base, other, max_len);
         v
     }
 
-    fn edit(&mut self, v: &mut Vec<u8>, other: &[u8]) {
+    /// [`Mutator::mutate`] into `v` (cleared first), so a run reuses one buffer; no edit
+    /// grows `v` past `max_len`.
+    pub fn mutate_into(&mut self, v: &mut Vec<u8>, base: &[u8], other: &[u8], max_len: usize) {
+        v.clear();
+        v.extend_from_slice(&base[..base.len().min(max_len)]);
+        let edits = 1 + self.rng.below(4);
+        for _ in 0..edits {
+            self.edit(v, other, max_len);
+        }
+        v.truncate(max_len);
+    }
+
+    fn edit(&mut self, v: &mut Vec<u8>, other: &[u8], max_len: usize) {
+        let room = max_len.saturating_sub(v.len());
         let r = &mut self.rng;
         let len = v.len();
         match r.below(9) {
@@ -170,7 +190,7 @@ impl Mutator {
                 let n = 1 + r.below((len - i).min(256));
                 let piece = v[i..i + n].to_vec();
                 let most = if r.below(8) == 0 { 2000 } else { 8 };
-                let times = 1 + r.below(most);
+                let times = (1 + r.below(most)).min(room / n);
                 let at = r.below(len + 1);
                 let mut ins = Vec::with_capacity(n * times);
                 for _ in 0..times {
@@ -194,7 +214,8 @@ impl Mutator {
                 let cut = r.below(len + 1);
                 let from = r.below(other.len());
                 v.truncate(cut);
-                v.extend_from_slice(&other[from..]);
+                let end = other.len().min(from + max_len.saturating_sub(cut));
+                v.extend_from_slice(&other[from..end]);
             }
             7 if len > 0 => v.truncate(r.below(len)),
             _ if len > 0 => {
@@ -230,6 +251,9 @@ pub struct Settings {
     pub scratch: PathBuf,
     /// Keep at most this many inputs in the corpus (seeds included).
     pub max_corpus: usize,
+    /// Largest input run (seeds cut to it, mutants kept under it); 0: the target's default,
+    /// [`Target::max_len`].
+    pub max_len: usize,
 }
 
 /// What a run found.
@@ -242,6 +266,14 @@ pub struct Report {
     pub over_memory: u64,
     pub seeds: usize,
     pub corpus: usize,
+    /// Bytes in the corpus at the end.
+    pub corpus_bytes: u64,
+    /// Corpus entries replaced by a shorter input with the same signature.
+    pub shrunk: u64,
+    /// The input length limit the run used.
+    pub max_len: usize,
+    /// Bytes of all inputs run (mean input length = this / execs).
+    pub bytes_run: u64,
     pub signatures: usize,
     pub seconds: f64,
     /// Slowest input, in seconds.
@@ -255,7 +287,7 @@ pub struct Report {
 impl Report {
     pub fn line(&self) -> String {
         format!(
-            "{:<9} execs {:>9}  {:>7.0}/s  crashes {}  hangs {}  over-memory {}  seeds {}  corpus {}  signatures {}  slowest {:.3}s  peak RSS {} MB  ({:.0} s)",
+            "{:<9} execs {:>9}  {:>7.0}/s  crashes {}  hangs {}  over-memory {}  seeds {}  corpus {} ({} KB, {} shrunk)  signatures {}  max-len {}  mean input {} B  slowest {:.3}s  peak RSS {} MB  ({:.0} s)",
             self.target,
             self.execs,
             self.execs as f64 / self.seconds.max(1e-9),
@@ -264,7 +296,11 @@ impl Report {
             self.over_memory,
             self.seeds,
             self.corpus,
+            self.corpus_bytes >> 10,
+            self.shrunk,
             self.signatures,
+            self.max_len,
+            self.bytes_run / self.execs.max(1),
             self.slowest,
             self.peak_rss >> 20,
             self.seconds
@@ -299,9 +335,24 @@ fn save(dir: &Path, kind: &str, data: &[u8]) -> PathBuf {
 pub fn run(target: Target, seeds: Vec<Vec<u8>>, s: &Settings) -> Report {
     let artifacts = s.artifacts.join(target.name());
     let _ = std::fs::create_dir_all(&s.scratch);
-    let mut report = Report { target: target.name(), seeds: seeds.len(), ..Report::default() };
+    let max_len = if s.max_len == 0 { target.max_len() } else { s.max_len };
+    // Seeds cut to the input limit; cutting can make two the same.
+    let mut seeds: Vec<Vec<u8>> = seeds
+        .into_iter()
+        .map(|mut v| {
+            v.truncate(max_len);
+            v
+        })
+        .collect();
+    seeds.sort();
+    seeds.dedup();
+    let mut report = Report { target: target.name(), seeds: seeds.len(), max_len, ..Report::default() };
     let mut corpus: Vec<Vec<u8>> = if seeds.is_empty() { vec![Vec::new()] } else { seeds };
+    let n_seeds = corpus.len();
     let mut seen: HashSet<u64> = HashSet::new();
+    // The corpus entry (past the seeds) that first reached each signature; a shorter input
+    // with the same signature takes its place, so the corpus drifts to small inputs.
+    let mut holder: HashMap<u64, usize> = HashMap::new();
     let mut m = Mutator { rng: Rng::new(s.seed ^ (target as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)) };
 
     // The watchdog: the current input and when it started; aborts past 10× the limit.
@@ -334,17 +385,19 @@ pub fn run(target: Target, seeds: Vec<Vec<u8>>, s: &Settings) -> Report {
     }));
 
     let start = Instant::now();
-    let mut i = 0usize;
+    let mut input: Vec<u8> = Vec::with_capacity(max_len);
     while report.execs < s.max_execs && start.elapsed() < s.duration {
-        // Seeds run as they are first, then mutants.
-        let input = if i < corpus.len() && report.execs < corpus.len() as u64 {
-            corpus[i].clone()
+        // Seeds run as they are first, then mutants of the shorter of two picks.
+        let seed_pass = (report.execs as usize) < n_seeds;
+        if seed_pass {
+            input.clear();
+            input.extend_from_slice(&corpus[report.execs as usize]);
         } else {
-            let a = m.rng.below(corpus.len());
-            let b = m.rng.below(corpus.len());
-            m.mutate(&corpus[a], &corpus[b], target.max_len())
-        };
-        i += 1;
+            let (a, b) = (m.rng.below(corpus.len()), m.rng.below(corpus.len()));
+            let base = if corpus[a].len() <= corpus[b].len() { a } else { b };
+            let other = m.rng.below(corpus.len());
+            m.mutate_into(&mut input, &corpus[base], &corpus[other], max_len);
+        }
         if let Ok(mut c) = current.lock() {
             c.clone_from(&input);
         }
@@ -354,6 +407,7 @@ pub fn run(target: Target, seeds: Vec<Vec<u8>>, s: &Settings) -> Report {
         started_ms.store(u64::MAX, Ordering::Relaxed);
         let took = t.elapsed();
         report.execs += 1;
+        report.bytes_run += input.len() as u64;
         report.slowest = report.slowest.max(took.as_secs_f64());
         match result {
             Err(_) => {
@@ -365,10 +419,18 @@ pub fn run(target: Target, seeds: Vec<Vec<u8>>, s: &Settings) -> Report {
                     report.hangs += 1;
                     report.saved.push(save(&artifacts, "slow", &input));
                 }
-                if seen.insert(sig) && report.execs > report.seeds as u64 && corpus.len() < s.max_corpus {
-                    corpus.push(input);
-                } else if report.execs <= report.seeds as u64 {
+                if seed_pass {
                     seen.insert(sig);
+                } else if seen.insert(sig) {
+                    if corpus.len() < s.max_corpus {
+                        holder.insert(sig, corpus.len());
+                        corpus.push(input.clone());
+                    }
+                } else if let Some(&k) = holder.get(&sig) {
+                    if input.len() < corpus[k].len() {
+                        corpus[k].clone_from(&input);
+                        report.shrunk += 1;
+                    }
                 }
             }
         }
@@ -386,6 +448,7 @@ pub fn run(target: Target, seeds: Vec<Vec<u8>>, s: &Settings) -> Report {
     done.store(true, Ordering::Relaxed);
     let _ = watchdog.join();
     report.corpus = corpus.len();
+    report.corpus_bytes = corpus.iter().map(|c| c.len() as u64).sum();
     report.signatures = seen.len();
     report.seconds = start.elapsed().as_secs_f64();
     report.peak_rss = peak_rss();

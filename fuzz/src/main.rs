@@ -1,5 +1,6 @@
-//! `ditto-fuzz [--seconds N] [--execs N] [--target NAME]... [--artifacts DIR]`: fuzz each
-//! target (all by default) for N seconds or N executions, and print one line per target.
+//! `ditto-fuzz [--seconds N] [--execs N] [--target NAME]... [--max-len BYTES] [--artifacts DIR]`:
+//! fuzz each target (all by default) for N seconds or N executions, and print one line per
+//! target. `--max-len` overrides the target's input length limit (`Target::max_len`).
 //! Exit status 1 when anything crashed, hung or went over the memory cap.
 //! `ditto-fuzz --target NAME --replay FILE` runs one saved input and prints its time.
 
@@ -20,6 +21,7 @@ fn main() {
         artifacts: PathBuf::from("target/fuzz/artifacts"),
         scratch: std::env::temp_dir().join(format!("ditto-fuzz-{}", std::process::id())),
         max_corpus: 4096,
+        max_len: 0,
     };
     let num = |v: Option<String>, what: &str| -> u64 {
         v.and_then(|v| v.parse().ok()).unwrap_or_else(|| {
@@ -31,6 +33,7 @@ fn main() {
         match a.as_str() {
             "--seconds" => s.duration = Duration::from_secs(num(args.next(), "--seconds")),
             "--execs" => s.max_execs = num(args.next(), "--execs"),
+            "--max-len" => s.max_len = num(args.next(), "--max-len") as usize,
             "--seed" => s.seed = num(args.next(), "--seed"),
             "--rss-mb" => s.rss_cap = num(args.next(), "--rss-mb") << 20,
             "--per-input-ms" => s.per_input = Duration::from_millis(num(args.next(), "--per-input-ms")),
@@ -64,8 +67,16 @@ fn main() {
                     std::process::exit(2);
                 }
             },
+            "--help" | "-h" => {
+                println!("usage: ditto-fuzz [--seconds N] [--execs N] [--target NAME]... [--seed N] [--rss-mb N] [--per-input-ms N] [--max-len BYTES] [--artifacts DIR]");
+                println!("input length limit per target (--max-len overrides; seeds are cut to it):");
+                for t in Target::ALL {
+                    println!("  {:<9} {} bytes", t.name(), t.max_len());
+                }
+                std::process::exit(0);
+            }
             _ => {
-                eprintln!("usage: ditto-fuzz [--seconds N] [--execs N] [--target NAME]... [--seed N] [--rss-mb N] [--per-input-ms N] [--artifacts DIR]");
+                eprintln!("usage: ditto-fuzz [--seconds N] [--execs N] [--target NAME]... [--seed N] [--rss-mb N] [--per-input-ms N] [--max-len BYTES] [--artifacts DIR]");
                 std::process::exit(2);
             }
         }

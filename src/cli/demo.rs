@@ -93,7 +93,12 @@ pub fn run_demo(out_dir: &Path, quiet: bool) -> Result<DemoOutcome> {
     let labelset = out_dir.join("wikipedia-demo.dls");
     build_labelset(&labelset)?;
     let mut loaded = crate::labelset::load_for_scan(&labelset, None, &[], true)?;
-    let store = crate::labelset::open_store_for_writing(&out_dir.join("crawl.db"), &labelset, &mut loaded)?;
+    let store = crate::labelset::open_store_for_writing(
+        &out_dir.join("crawl.db"),
+        &labelset,
+        &mut loaded,
+        store::CRAWL_CACHE_BYTES,
+    )?;
 
     let settings = CrawlSettings {
         seeds: demo_seeds(),

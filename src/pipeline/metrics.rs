@@ -8,25 +8,77 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+/// Buckets of the per-item time histogram: four per doubling of microseconds, up to
+/// 2^(HIST_BUCKETS/4) µs (≈ 18 hours).
+const HIST_BUCKETS: usize = 128;
+
+/// The histogram bucket of `us` microseconds: ⌊4·log2(us + 1)⌋.
+fn bucket_of(us: u64) -> usize {
+    let x = (us + 1) as f64;
+    ((x.log2() * 4.0) as usize).min(HIST_BUCKETS - 1)
+}
+
+/// The upper bound of bucket `b`, in milliseconds.
+fn bucket_upper_ms(b: usize) -> f64 {
+    (2f64.powf((b + 1) as f64 / 4.0) - 1.0) / 1000.0
+}
+
 /// Counters of one stage, shared by its workers.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct StageMetrics {
     pub name: &'static str,
     pub workers: AtomicU64,
     pub items_in: AtomicU64,
     pub items_out: AtomicU64,
     pub busy_nanos: AtomicU64,
+    /// Slowest item, nanoseconds.
+    pub max_nanos: AtomicU64,
+    /// Items by time taken ([`bucket_of`]), for the p99.
+    hist: [AtomicU64; HIST_BUCKETS],
 }
 
 impl StageMetrics {
     pub fn new(name: &'static str) -> Self {
-        StageMetrics { name, ..Default::default() }
+        StageMetrics {
+            name,
+            workers: AtomicU64::new(0),
+            items_in: AtomicU64::new(0),
+            items_out: AtomicU64::new(0),
+            busy_nanos: AtomicU64::new(0),
+            max_nanos: AtomicU64::new(0),
+            hist: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
     }
 
     pub fn record(&self, busy: Duration, produced: bool) {
+        let nanos = busy.as_nanos() as u64;
         self.items_in.fetch_add(1, Ordering::Relaxed);
         self.items_out.fetch_add(produced as u64, Ordering::Relaxed);
-        self.busy_nanos.fetch_add(busy.as_nanos() as u64, Ordering::Relaxed);
+        self.busy_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.max_nanos.fetch_max(nanos, Ordering::Relaxed);
+        self.hist[bucket_of(nanos / 1000)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The 99th percentile of item times in milliseconds, as its histogram bucket's upper
+    /// bound (at most 19 % above the true value) or the slowest item, whichever is less; 0
+    /// with no items.
+    pub fn p99_ms(&self) -> f64 {
+        // Never above the slowest item (the bucket's bound can be).
+        let max = self.max_nanos.load(Ordering::Relaxed) as f64 / 1e6;
+        let counts: Vec<u64> = self.hist.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+        let total: u64 = counts.iter().sum();
+        if total == 0 {
+            return 0.0;
+        }
+        let rank = total - total / 100; // items at or below the p99
+        let mut acc = 0;
+        for (b, c) in counts.iter().enumerate() {
+            acc += c;
+            if acc >= rank {
+                return bucket_upper_ms(b).min(max);
+            }
+        }
+        max
     }
 
     pub fn snapshot(&self) -> StageSnapshot {
@@ -36,6 +88,8 @@ impl StageMetrics {
             items_in: self.items_in.load(Ordering::Relaxed),
             items_out: self.items_out.load(Ordering::Relaxed),
             busy_seconds: self.busy_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+            max_ms: self.max_nanos.load(Ordering::Relaxed) as f64 / 1e6,
+            p99_ms: self.p99_ms(),
         }
     }
 }
@@ -49,6 +103,10 @@ pub struct StageSnapshot {
     pub items_out: u64,
     /// Summed over the stage's workers.
     pub busy_seconds: f64,
+    /// The slowest item (page, or a batch's share for the store writer), milliseconds.
+    pub max_ms: f64,
+    /// 99th percentile of item times, milliseconds (within 19 % above).
+    pub p99_ms: f64,
 }
 
 /// Why a page or input did not make it into the store.
@@ -147,5 +205,31 @@ impl Skips {
 
     pub fn errors_total(&self) -> u64 {
         self.errors_total.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p99_and_max_follow_the_slow_items() {
+        let m = StageMetrics::new("t");
+        assert_eq!(m.p99_ms(), 0.0);
+        for _ in 0..990 {
+            m.record(Duration::from_micros(100), true);
+        }
+        for _ in 0..10 {
+            m.record(Duration::from_millis(50), true);
+        }
+        let p = m.p99_ms();
+        assert!((0.1..=0.119).contains(&p), "p99 {p} ms");
+        for _ in 0..20 {
+            m.record(Duration::from_millis(50), true);
+        }
+        // The bucket's bound is 55.1 ms; the slowest item caps it.
+        assert_eq!(m.p99_ms(), 50.0);
+        let s = m.snapshot();
+        assert!((s.max_ms - 50.0).abs() < 1e-6 && s.items_in == 1020);
     }
 }

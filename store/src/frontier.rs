@@ -1,5 +1,6 @@
-//! The crawl frontier, kept in the store's tree so that a fetched page, the removal of its
-//! in-flight ticket and the links it adds are written in one atomic batch.
+//! The crawl frontier, kept in the store's tree so that a fetched page and the removal of its
+//! in-flight ticket are written in one atomic batch, its links in that batch or just before
+//! it (see "Memory per batch" below).
 //!
 //! | prefix | key | value |
 //! |---|---|---|
@@ -10,8 +11,17 @@
 //! | `rf/` | URL fingerprint (8 bytes) | [`FrontierEntry`] JSON: finished unfetched, its address refused |
 //!
 //! Per-host queues are ordered by priority, then arrival. The seen set is also kept in
-//! memory as a [`CompactSeenSet`] (≈ 8 bytes per URL). Host keys are chosen by the caller
+//! memory as a [`CompactSeenSet`] (≈ 6.3 bytes per URL) for its first
+//! [`SEEN_IN_MEMORY`] URLs; past that, a fingerprint not in memory is looked up in `s/` on
+//! disk, so memory stays bounded whatever the crawl's size. Host keys are chosen by the caller
 //! (the crawler uses SURT host keys); the store does not interpret URLs.
+//!
+//! Memory per batch: sled keeps every node version a batch makes until the batch ends (about
+//! 8 KB per inserted key in a crawl's queue, measured in issue 26), so links enter the queue
+//! in batches of at most [`LINK_BATCH`]; a page's links may therefore be queued just before
+//! the batch that stores the page and clears its in-flight ticket. A crash between the two
+//! leaves the links queued and the page in flight: the next run fetches the page again and
+//! finds its links already seen — nothing is lost or queued twice.
 //!
 //! Resume: entries still in `i/` when a crawl starts were in flight when the last run
 //! stopped; they go back to their queues — those are the only URLs that can be fetched twice.
@@ -30,6 +40,14 @@ pub(crate) const INFLIGHT: &[u8] = b"i/";
 pub(crate) const SEEN: &[u8] = b"s/";
 pub(crate) const HOST_COUNT: &[u8] = b"hc/";
 pub(crate) const REFUSED: &[u8] = b"rf/";
+
+/// Most frontier entries written in one sled batch (see the module notes).
+pub const LINK_BATCH: usize = 128;
+
+/// URLs whose fingerprints the seen set keeps in memory: 2^29, ≈ 537 million (≈ 6.3 bytes each,
+/// ≈ 3.2 GiB, up to ≈ 20 bytes each while a merge rebuilds it), above the 312 million per
+/// partition of the capacity plan (`docs/capacity.md`); the rest are looked up on disk.
+pub const SEEN_IN_MEMORY: usize = 1 << 29;
 
 /// One URL waiting in (or taken from) the frontier.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,6 +82,10 @@ pub struct CompactSeenSet {
     /// `starts[b]..starts[b + 1]` are bucket b's entries (indices into `lows` / 6).
     starts: Vec<u32>,
     recent: HashSet<u64>,
+    /// Most fingerprints held; inserts past it are refused and [`CompactSeenSet::spilled`]
+    /// turns true (the caller then looks misses up on disk).
+    limit: usize,
+    spilled: bool,
 }
 
 const BUCKET_BITS: u32 = 16;
@@ -71,7 +93,13 @@ const LOW_BYTES: usize = 6;
 
 impl Default for CompactSeenSet {
     fn default() -> Self {
-        CompactSeenSet { lows: Vec::new(), starts: vec![0; (1 << BUCKET_BITS) + 1], recent: HashSet::new() }
+        CompactSeenSet {
+            lows: Vec::new(),
+            starts: vec![0; (1 << BUCKET_BITS) + 1],
+            recent: HashSet::new(),
+            limit: usize::MAX,
+            spilled: false,
+        }
     }
 }
 
@@ -107,10 +135,15 @@ impl CompactSeenSet {
         self.recent.contains(&fp) || self.sorted_contains(fp)
     }
 
-    /// Insert; true when it was not there.
+    /// Insert; true when it was not there. Past the limit nothing is inserted (true is still
+    /// returned for a fingerprint not held) and the set is marked spilled.
     pub fn insert(&mut self, fp: u64) -> bool {
         if self.contains(fp) {
             return false;
+        }
+        if self.len() >= self.limit {
+            self.spilled = true;
+            return true;
         }
         self.recent.insert(fp);
         if self.recent.len() > (self.sorted_len() / 32).max(4096) {
@@ -162,6 +195,18 @@ impl CompactSeenSet {
         self.len() == 0
     }
 
+    /// Hold at most `limit` fingerprints (the ones held stay).
+    pub fn with_limit(mut self, limit: usize) -> Self {
+        self.limit = limit;
+        self.spilled |= self.len() > limit;
+        self
+    }
+
+    /// True once a fingerprint was refused for the limit: a miss is then not proof of absence.
+    pub fn spilled(&self) -> bool {
+        self.spilled
+    }
+
     /// Heap bytes held (for the bytes-per-URL benchmark).
     pub fn heap_bytes(&self) -> usize {
         self.lows.capacity() + self.starts.capacity() * 4 + self.recent.capacity() * 9
@@ -206,34 +251,63 @@ pub struct AddOutcome {
 }
 
 impl Store {
-    /// Load the seen set into memory (once, at the start of a crawl).
+    /// Load the seen set into memory (once, at the start of a crawl): the first
+    /// [`SEEN_IN_MEMORY`] fingerprints (see [`Store::frontier_load_seen_limited`]). Returns
+    /// the URLs seen (on disk).
     pub fn frontier_load_seen(&self) -> Result<usize> {
+        self.frontier_load_seen_limited(SEEN_IN_MEMORY)
+    }
+
+    /// [`Store::frontier_load_seen`] keeping at most `limit` fingerprints in memory; past it,
+    /// lookups that miss in memory read `s/` on disk.
+    pub fn frontier_load_seen_limited(&self, limit: usize) -> Result<usize> {
         let mut v = Vec::new();
+        let mut total = 0usize;
         for kv in self.tree.scan_prefix(SEEN) {
             let (k, _) = kv?;
             let b: [u8; 8] =
                 k[SEEN.len()..].try_into().map_err(|_| corrupt("s/", "seen key is not 8 bytes"))?;
-            v.push(u64::from_be_bytes(b));
+            total += 1;
+            if v.len() < limit {
+                v.push(u64::from_be_bytes(b));
+            }
         }
-        let set = CompactSeenSet::from_unsorted(v);
-        let n = set.len();
+        let mut set = CompactSeenSet::from_unsorted(v).with_limit(limit);
+        set.spilled |= total > limit;
         *self.seen.lock().unwrap_or_else(|e| e.into_inner()) = set;
-        Ok(n)
+        Ok(total)
     }
 
     /// True when the URL was ever queued.
     pub fn frontier_seen(&self, url: &str) -> bool {
-        self.seen.lock().unwrap_or_else(|e| e.into_inner()).contains(url_fingerprint(url))
+        let fp = url_fingerprint(url);
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        self.seen_in(&seen, fp).unwrap_or(false)
+    }
+
+    /// In memory, or (once the memory set has spilled) on disk.
+    fn seen_in(&self, seen: &CompactSeenSet, fp: u64) -> Result<bool> {
+        Ok(seen.contains(fp) || (seen.spilled() && self.tree.contains_key(fp_key(SEEN, fp))?))
     }
 
     /// Add entries not seen before (seeds, or links found outside the page pipeline such as
-    /// redirect targets), atomically.
+    /// redirect targets), in batches of at most [`LINK_BATCH`].
     pub fn frontier_add(&self, entries: &[FrontierEntry]) -> Result<AddOutcome> {
         let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
-        let mut batch = sled::Batch::default();
-        let out = self.stage_links(entries, &mut batch)?;
-        self.tree.apply_batch(batch)?;
-        self.commit_seen(entries);
+        self.queue_in_batches(entries)
+    }
+
+    /// Queue `entries` in batches of at most [`LINK_BATCH`] (the caller holds the write lock).
+    pub(crate) fn queue_in_batches(&self, entries: &[FrontierEntry]) -> Result<AddOutcome> {
+        let mut out = AddOutcome::default();
+        for chunk in entries.chunks(LINK_BATCH) {
+            let mut batch = sled::Batch::default();
+            let o = self.stage_links(chunk, &mut batch)?;
+            self.tree.apply_batch(batch)?;
+            self.commit_seen(chunk);
+            out.queued += o.queued;
+            out.already_seen += o.already_seen;
+        }
         Ok(out)
     }
 
@@ -249,7 +323,7 @@ impl Store {
         let mut in_batch = HashSet::new();
         for e in entries {
             let fp = url_fingerprint(&e.url);
-            if seen.contains(fp) || !in_batch.insert(fp) {
+            if !in_batch.insert(fp) || self.seen_in(&seen, fp)? {
                 out.already_seen += 1;
                 continue;
             }
@@ -421,6 +495,11 @@ impl Store {
             .unwrap_or(0))
     }
 
+    /// Whether the in-memory seen set has spilled to disk lookups.
+    pub fn seen_spilled(&self) -> bool {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner()).spilled()
+    }
+
     /// Heap bytes of the in-memory seen set and its size.
     pub fn seen_memory(&self) -> (usize, usize) {
         let s = self.seen.lock().unwrap_or_else(|e| e.into_inner());
@@ -457,6 +536,31 @@ mod tests {
         let rebuilt = CompactSeenSet::from_unsorted(vec![5, 3, u64::MAX, 3]);
         assert_eq!(rebuilt.len(), 3);
         assert!(rebuilt.contains(3) && rebuilt.contains(u64::MAX) && !rebuilt.contains(4));
+    }
+
+    #[test]
+    fn a_seen_set_over_its_memory_limit_looks_misses_up_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let st = Store::open(&dir.path().join("f.db")).unwrap();
+        st.frontier_load_seen_limited(100).unwrap();
+        let host = |i: usize| format!("h{}", i % 7);
+        let all: Vec<FrontierEntry> =
+            (0..2500).map(|i| entry(&format!("http://h{}/p{i}", i % 7), &host(i), 1)).collect();
+        // More than one link batch, and more than the memory holds.
+        assert_eq!(st.frontier_add(&all).unwrap(), AddOutcome { queued: 2500, already_seen: 0 });
+        let (bytes, held) = st.seen_memory();
+        assert!(held <= 100 && st.seen_spilled(), "{held} held in {bytes} bytes");
+        // Every URL is still known: held ones from memory, the rest from disk.
+        assert!((0..2500).all(|i| st.frontier_seen(&all[i].url)));
+        assert!(!st.frontier_seen("http://h1/never"));
+        assert_eq!(st.frontier_add(&all[..1500]).unwrap(), AddOutcome { queued: 0, already_seen: 1500 });
+        assert_eq!(st.frontier_counts().unwrap(), (2500, 0));
+        // Reloaded with the same limit: the same answers.
+        st.frontier_load_seen_limited(100).unwrap();
+        assert_eq!(st.frontier_add(&all[2000..]).unwrap(), AddOutcome { queued: 0, already_seen: 500 });
+        let mut set = CompactSeenSet::default().with_limit(2);
+        assert!(set.insert(1) && set.insert(2) && !set.spilled());
+        assert!(set.insert(3) && set.spilled() && !set.contains(3) && set.len() == 2);
     }
 
     #[test]

@@ -39,7 +39,8 @@ pub mod frontier;
 pub mod labels;
 pub mod lifecycle;
 pub mod record;
-pub use frontier::{url_fingerprint, AddOutcome, CompactSeenSet, FrontierEntry};
+pub use frontier::{url_fingerprint, AddOutcome, CompactSeenSet, FrontierEntry, LINK_BATCH, SEEN_IN_MEMORY};
+pub use lifecycle::{CRAWL_CACHE_BYTES, DEFAULT_CACHE_BYTES};
 
 /// The store format this code writes and reads.
 ///
@@ -198,7 +199,8 @@ pub struct PageWrite {
     pub accumulator: NeighborhoodAccumulator,
     /// Crawl only: the frontier ticket this page completes (its in-flight URL and host key).
     pub fetched: Option<(String, String)>,
-    /// Crawl only: links found on the page, queued in the same batch when not seen before.
+    /// Crawl only: links found on the page, queued when not seen before: in the page's batch,
+    /// or (past [`LINK_BATCH`] in one write) in batches of their own just before it.
     pub links: Vec<FrontierEntry>,
     /// The page's word-4-shingle set (sorted, distinct 32-bit hashes,
     /// `detector::shingles::shingle_set`), stored under `w/` with the record when not
@@ -461,10 +463,14 @@ impl Store {
         }
         counts.pages = out.written;
         lifecycle::add_counts(&self.tree, &mut batch, &counts)?;
-        let added = self.stage_links(&links, &mut batch)?;
-        out.links_queued = added.queued;
+        // All but the last LINK_BATCH links go in batches of their own first (a crawl's
+        // batch of pages can carry hundreds of thousands of links; see `frontier`).
+        let (early, last) = links.split_at(links.len().saturating_sub(frontier::LINK_BATCH));
+        let added_early = self.queue_in_batches(early)?;
+        let added = self.stage_links(last, &mut batch)?;
+        out.links_queued = added_early.queued + added.queued;
         self.tree.apply_batch(batch)?;
-        self.commit_seen(&links);
+        self.commit_seen(last);
         Ok(out)
     }
 

@@ -552,6 +552,14 @@ fn is_lock_error(e: &sled::Error) -> bool {
         || io.kind() == std::io::ErrorKind::WouldBlock)
 }
 
+/// sled's page cache for a store opened by [`Store::create_or_open`] and the readers.
+pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
+
+/// sled's page cache for a crawl's store (part of the crawl's documented memory bound). sled
+/// uses several times its nominal cache (issue 26: 256, 64, 16 and 8 MiB gave peak RSS of
+/// 4.5 GiB, ≈ 560–720, ≈ 410 and ≈ 340 MiB on the same hostile crawl; 4 MiB no less than 8).
+pub const CRAWL_CACHE_BYTES: u64 = 8 << 20;
+
 /// How a store is being opened.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -563,19 +571,25 @@ impl Store {
     /// Open the store at `path`, creating it when the path is missing or an empty directory:
     /// for the commands that write verdicts (`ditto scan`, `ditto crawl`, `ditto demo`).
     pub fn create_or_open(path: &Path) -> Result<Store> {
-        open_dir(path, Mode::Create)
+        open_dir(path, Mode::Create, DEFAULT_CACHE_BYTES)
+    }
+
+    /// [`Store::create_or_open`] with sled's page cache capped at `cache_bytes` (a crawl
+    /// uses [`CRAWL_CACHE_BYTES`] so its memory bound holds).
+    pub fn create_or_open_with_cache(path: &Path, cache_bytes: u64) -> Result<Store> {
+        open_dir(path, Mode::Create, cache_bytes)
     }
 
     /// Open an existing store: a missing path, or one that is not a ditto store, is an error.
     pub fn open_existing(path: &Path) -> Result<Store> {
-        open_dir(path, Mode::Existing)
+        open_dir(path, Mode::Existing, DEFAULT_CACHE_BYTES)
     }
 
     /// Open an existing store to read it. When another process holds it and serves
     /// snapshots (`ditto crawl`, `ditto review`, `ditto scan`), read a consistent snapshot
     /// of it instead ([`Store::snapshot_of`] then names the holder).
     pub fn open_for_reading(path: &Path) -> Result<Store> {
-        match open_dir(path, Mode::Existing) {
+        match open_dir(path, Mode::Existing, DEFAULT_CACHE_BYTES) {
             Err(StoreError::InUse { holder: Some(h), path: p }) if h.snapshot_addr.is_some() => {
                 fetch_snapshot(&h).map_err(|e| StoreError::SnapshotFailed {
                     holder: h.to_string(),
@@ -627,7 +641,7 @@ fn write_owner(dir: &Path, h: &Holder) -> Result<()> {
     write_file_atomically(&dir.join(OWNER), &json, true)
 }
 
-fn open_dir(path: &Path, mode: Mode) -> Result<Store> {
+fn open_dir(path: &Path, mode: Mode, cache_bytes: u64) -> Result<Store> {
     let shown = || path.display().to_string();
     let found = look_at(path)?;
     let marker = match (&found, mode) {
@@ -639,22 +653,23 @@ fn open_dir(path: &Path, mode: Mode) -> Result<Store> {
         _ => None,
     };
     let fresh = matches!(found, Found::Missing | Found::EmptyDir);
-    let db =
-        guard(|| sled::Config::new().path(path).cache_capacity(256 << 20).flush_every_ms(Some(1000)).open())?
-            .map_err(|e| {
-                if is_lock_error(&e) {
-                    return StoreError::InUse { holder: read_holder(path), path: shown() };
-                }
-                match StoreError::from(e) {
-                    // sled refusing the files of an existing store: they are damaged (a
-                    // damaged `conf` reads as an unsupported sled version).
-                    StoreError::Sled(sled::Error::Unsupported(why)) if !fresh => StoreError::Damaged(
-                        format!("the storage engine (sled) cannot open it: {}", escape(&why)),
-                    ),
-                    StoreError::Sled(cause) => StoreError::Open { path: shown(), cause },
-                    other => other,
-                }
-            })?;
+    let db = guard(|| {
+        sled::Config::new().path(path).cache_capacity(cache_bytes).flush_every_ms(Some(1000)).open()
+    })?
+    .map_err(|e| {
+        if is_lock_error(&e) {
+            return StoreError::InUse { holder: read_holder(path), path: shown() };
+        }
+        match StoreError::from(e) {
+            // sled refusing the files of an existing store: they are damaged (a
+            // damaged `conf` reads as an unsupported sled version).
+            StoreError::Sled(sled::Error::Unsupported(why)) if !fresh => {
+                StoreError::Damaged(format!("the storage engine (sled) cannot open it: {}", escape(&why)))
+            }
+            StoreError::Sled(cause) => StoreError::Open { path: shown(), cause },
+            other => other,
+        }
+    })?;
     let db = Db(Some(db), Arc::new(AtomicBool::new(false)));
     let has_tree = db.tree_names()?.iter().any(|n| n.as_ref() == TREE.as_bytes());
     if !fresh && !has_tree {

@@ -21,7 +21,8 @@ pub fn run(a: &CrawlArgs) -> Result<()> {
     let mut loaded = labelset::load_for_scan(a.labelset()?, None, &[], true)?;
     let settings = a.to_settings(seeds, loaded.normalization)?;
     eprintln!("{}", a.bounds_line());
-    let store = labelset::open_store_for_writing(&a.store, a.labelset()?, &mut loaded)?;
+    let store =
+        labelset::open_store_for_writing(&a.store, a.labelset()?, &mut loaded, store::CRAWL_CACHE_BYTES)?;
     // `ditto report`/`stats`/`labels export` read consistent snapshots of it meanwhile.
     store.serve_snapshots()?;
     if settings.seeds.is_empty() && a.partition.is_none() && store.frontier_counts()? == (0, 0) {

@@ -27,7 +27,7 @@ pub fn run(a: &ScanArgs) -> Result<()> {
     };
     let cfg = a.to_config(loaded.normalization)?;
     let store = match &a.labelset {
-        Some(ls) => labelset::open_store_for_writing(&a.store, ls, &mut loaded)?,
+        Some(ls) => labelset::open_store_for_writing(&a.store, ls, &mut loaded, store::DEFAULT_CACHE_BYTES)?,
         None => labelset::open_store_without_labelset(&a.store, &mut loaded)?,
     };
     // `ditto report`/`stats`/`labels export` read consistent snapshots of it meanwhile.
