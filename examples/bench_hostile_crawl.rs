@@ -14,7 +14,8 @@
 //!
 //! Bounds checked (README, "Limits on hostile input"), on every row: peak RSS ≤
 //! [`RSS_BASE_MIB`] + [`RSS_PER_URL_BYTES`] × the URLs the frontier has seen (what is left
-//! growing with the crawl: sled's in-memory metadata of its on-disk tree); on the rows at the
+//! growing with the crawl: sled's in-memory metadata of its on-disk tree; `--max-queued`, passed
+//! through to every crawl, caps the URLs seen at that plus the pages fetched); on the rows at the
 //! default link cap, the slowest page in any CPU stage of detection (`max_ms` of the stats
 //! JSON, wall-clock, so waits for a core count) ≤ [`PAGE_MS_BOUND`] (rows with a raised cap
 //! are comparisons: a 100,000-link page spends 1–2 s admitting its links in the match
@@ -132,6 +133,8 @@ struct Row {
     /// URLs the frontier took in (queued, in flight or fetched).
     queued: u64,
     over_cap: u64,
+    /// Links dropped because the frontier held `--max-queued` URLs.
+    frontier_full: u64,
     /// (stage, p99 ms, max ms) of the CPU stages.
     stages: Vec<(String, f64, f64)>,
 }
@@ -143,6 +146,7 @@ fn crawl(
     resolve: &str,
     max_pages: u64,
     cap: Option<u64>,
+    max_queued: Option<u64>,
 ) -> Row {
     let db = dir.join("crawl.db");
     let _ = std::fs::remove_dir_all(&db);
@@ -156,6 +160,9 @@ fn crawl(
     cmd.arg("--stats-json").arg(&stats);
     if let Some(c) = cap {
         cmd.args(["--max-links-per-page", &c.to_string()]);
+    }
+    if let Some(q) = max_queued {
+        cmd.args(["--max-queued", &q.to_string()]);
     }
     for s in seeds {
         cmd.args(["--seed", s]);
@@ -194,6 +201,7 @@ fn crawl(
         pages: c["pages"].as_u64().unwrap_or(0),
         queued: seen_urls(&db),
         over_cap: c["links_rejected"]["page_link_cap"].as_u64().unwrap_or(0),
+        frontier_full: c["links_rejected"]["frontier_full"].as_u64().unwrap_or(0),
         stages,
     }
 }
@@ -207,6 +215,7 @@ fn main() {
     let mut hosts = 6usize;
     let mut max_pages = 300u64;
     let mut caps: Vec<Option<u64>> = vec![None, Some(100_000)];
+    let mut max_queued: Option<u64> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut num = || {
@@ -217,6 +226,7 @@ fn main() {
         match a.as_str() {
             "--hosts" => hosts = num() as usize,
             "--max-pages" => max_pages = num(),
+            "--max-queued" => max_queued = Some(num()),
             "--link-caps" => {
                 caps = args
                     .next()
@@ -226,7 +236,8 @@ fn main() {
                     .collect()
             }
             _ => fail(
-                "usage: bench_hostile_crawl [--hosts N] [--max-pages N] [--link-caps default,100000]".into(),
+                "usage: bench_hostile_crawl [--hosts N] [--max-pages N] [--link-caps default,100000] [--max-queued N]"
+                    .into(),
             ),
         }
     }
@@ -253,8 +264,15 @@ fn main() {
         TestWeb::start_blocking(hostile_web(hosts)).unwrap_or_else(|e| fail(format!("test web: {e}")));
     let seeds: Vec<String> = (0..hosts).map(|i| format!("http://h{i}.big.test/")).collect();
     for &cap in &caps {
-        let mut r =
-            crawl(tmp.path(), &labelset, &seeds, &format!("*.big.test={}", hostile.addr), max_pages, cap);
+        let mut r = crawl(
+            tmp.path(),
+            &labelset,
+            &seeds,
+            &format!("*.big.test={}", hostile.addr),
+            max_pages,
+            cap,
+            max_queued,
+        );
         r.web = "hostile";
         rows.push(r);
     }
@@ -267,22 +285,25 @@ fn main() {
         &format!("*.bench.test={}", ordinary.addr),
         max_pages,
         None,
+        max_queued,
     );
     r.web = "ordinary";
     rows.push(r);
 
-    println!("| web | --max-links-per-page | pages | URLs seen (frontier) | links over the cap | peak RSS | wall | slowest page per stage: p99 / max (ms) |");
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("--max-queued {}", max_queued.map_or("1000000 (default)".to_string(), |q| q.to_string()));
+    println!("| web | --max-links-per-page | pages | URLs seen (frontier) | links over the cap | links dropped, frontier full | peak RSS | wall | slowest page per stage: p99 / max (ms) |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let mut broken = Vec::new();
     for r in &rows {
         let st: Vec<String> = r.stages.iter().map(|(s, p, m)| format!("{s} {p:.1} / {m:.1}")).collect();
         println!(
-            "| {} | {} | {} | {} | {} | {:.0} MiB | {:.1} s | {} |",
+            "| {} | {} | {} | {} | {} | {} | {:.0} MiB | {:.1} s | {} |",
             r.web,
             r.cap.map_or("10,000 (default)".to_string(), |c| c.to_string()),
             r.pages,
             r.queued,
             r.over_cap,
+            r.frontier_full,
             r.rss_mib,
             r.secs,
             st.join(", ")

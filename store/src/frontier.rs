@@ -49,6 +49,34 @@ pub const LINK_BATCH: usize = 128;
 /// partition of the capacity plan (`docs/capacity.md`); the rest are looked up on disk.
 pub const SEEN_IN_MEMORY: usize = 1 << 29;
 
+/// How often a full frontier counts its open URLs again (pops and finishes make room, and
+/// are not counted one by one).
+const RECOUNT_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A cap on the frontier's open URLs (queued + in flight), so that a crawl's memory does not
+/// grow with the links it meets: sled keeps metadata in memory for every key, about 0.5 KB per
+/// queued URL. Links found while the frontier is full are dropped (not marked seen, so a later
+/// page or run may queue them) and counted.
+#[derive(Debug)]
+pub(crate) struct FrontierCap {
+    max: std::sync::atomic::AtomicU64,
+    /// Open URLs: exact after a recount, plus the URLs queued since.
+    open: std::sync::atomic::AtomicU64,
+    dropped: std::sync::atomic::AtomicU64,
+    last_recount: std::sync::Mutex<Option<std::time::Instant>>,
+}
+
+impl Default for FrontierCap {
+    fn default() -> Self {
+        FrontierCap {
+            max: std::sync::atomic::AtomicU64::new(u64::MAX),
+            open: Default::default(),
+            dropped: Default::default(),
+            last_recount: std::sync::Mutex::new(None),
+        }
+    }
+}
+
 /// One URL waiting in (or taken from) the frontier.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FrontierEntry {
@@ -248,6 +276,8 @@ pub(crate) fn decode_entry(k: &[u8], v: &[u8]) -> Result<FrontierEntry> {
 pub struct AddOutcome {
     pub queued: u64,
     pub already_seen: u64,
+    /// Not queued: the frontier was full ([`Store::set_frontier_cap`]).
+    pub dropped_full: u64,
 }
 
 impl Store {
@@ -290,6 +320,40 @@ impl Store {
         Ok(seen.contains(fp) || (seen.spilled() && self.tree.contains_key(fp_key(SEEN, fp))?))
     }
 
+    /// Cap the frontier's open URLs (queued + in flight) at `max`: past it, new links are
+    /// dropped and counted ([`Store::frontier_dropped_full`]). Unlimited until called.
+    pub fn set_frontier_cap(&self, max: u64) -> Result<()> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let (q, i) = self.frontier_counts()?;
+        self.cap.open.store(q + i, Relaxed);
+        self.cap.max.store(max, Relaxed);
+        *self.cap.last_recount.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::time::Instant::now());
+        Ok(())
+    }
+
+    /// Links dropped because the frontier was full (this process).
+    pub fn frontier_dropped_full(&self) -> u64 {
+        self.cap.dropped.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether one more URL fits under the cap; counts the open URLs again when the running
+    /// count says full and the last count is older than [`RECOUNT_EVERY`].
+    fn frontier_has_room(&self) -> Result<bool> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let max = self.cap.max.load(Relaxed);
+        if max == u64::MAX || self.cap.open.load(Relaxed) < max {
+            return Ok(true);
+        }
+        let mut last = self.cap.last_recount.lock().unwrap_or_else(|e| e.into_inner());
+        if last.is_some_and(|t| t.elapsed() < RECOUNT_EVERY) {
+            return Ok(false);
+        }
+        let (q, i) = self.frontier_counts()?;
+        self.cap.open.store(q + i, Relaxed);
+        *last = Some(std::time::Instant::now());
+        Ok(q + i < max)
+    }
+
     /// Add entries not seen before (seeds, or links found outside the page pipeline such as
     /// redirect targets), in batches of at most [`LINK_BATCH`].
     pub fn frontier_add(&self, entries: &[FrontierEntry]) -> Result<AddOutcome> {
@@ -302,21 +366,25 @@ impl Store {
         let mut out = AddOutcome::default();
         for chunk in entries.chunks(LINK_BATCH) {
             let mut batch = sled::Batch::default();
-            let o = self.stage_links(chunk, &mut batch)?;
+            let mut fresh = Vec::new();
+            let o = self.stage_links(chunk, &mut batch, &mut fresh)?;
             self.tree.apply_batch(batch)?;
-            self.commit_seen(chunk);
+            self.commit_seen(&fresh);
             out.queued += o.queued;
             out.already_seen += o.already_seen;
+            out.dropped_full += o.dropped_full;
         }
         Ok(out)
     }
 
-    /// Put unseen entries into `batch`; the in-memory seen set is updated by
+    /// Put unseen entries into `batch` (while the frontier has room: see
+    /// [`Store::set_frontier_cap`]) and their fingerprints into `fresh`, for
     /// [`Store::commit_seen`] once the batch is applied.
     pub(crate) fn stage_links(
         &self,
         entries: &[FrontierEntry],
         batch: &mut sled::Batch,
+        fresh: &mut Vec<u64>,
     ) -> Result<AddOutcome> {
         let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = AddOutcome::default();
@@ -327,6 +395,13 @@ impl Store {
                 out.already_seen += 1;
                 continue;
             }
+            if !self.frontier_has_room()? {
+                self.cap.dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                out.dropped_full += 1;
+                continue;
+            }
+            self.cap.open.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            fresh.push(fp);
             let seq = self.db.generate_id()?;
             let v = serde_json::to_vec(e).map_err(|x| corrupt(&e.url, x))?;
             batch.insert(queue_key(e, seq), v);
@@ -336,10 +411,10 @@ impl Store {
         Ok(out)
     }
 
-    pub(crate) fn commit_seen(&self, entries: &[FrontierEntry]) {
+    pub(crate) fn commit_seen(&self, fresh: &[u64]) {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        for e in entries {
-            seen.insert(url_fingerprint(&e.url));
+        for &fp in fresh {
+            seen.insert(fp);
         }
     }
 
@@ -416,9 +491,10 @@ impl Store {
         let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
         let mut batch = sled::Batch::default();
         batch.remove(fp_key(INFLIGHT, url_fingerprint(url)));
-        let out = self.stage_links(links, &mut batch)?;
+        let mut fresh = Vec::new();
+        let out = self.stage_links(links, &mut batch, &mut fresh)?;
         self.tree.apply_batch(batch)?;
-        self.commit_seen(links);
+        self.commit_seen(&fresh);
         Ok(out)
     }
 
@@ -516,6 +592,28 @@ mod tests {
     }
 
     #[test]
+    fn a_full_frontier_drops_links_counts_them_and_takes_more_once_it_drains() {
+        let dir = tempfile::tempdir().unwrap();
+        let st = Store::open(&dir.path().join("f.db")).unwrap();
+        st.set_frontier_cap(3).unwrap();
+        let links: Vec<_> = (0..5).map(|i| entry(&format!("http://a.test/{i}"), "a.test", 1)).collect();
+        let o = st.frontier_add(&links).unwrap();
+        assert_eq!((o.queued, o.dropped_full), (3, 2));
+        assert_eq!(st.frontier_dropped_full(), 2);
+        assert_eq!(st.frontier_counts().unwrap(), (3, 0));
+        // Dropped links are not marked seen: a later page may queue them.
+        assert!(!st.frontier_seen("http://a.test/4"));
+        // Taking one and finishing it makes room; a recount (here forced by setting the cap
+        // again) sees it.
+        let e = st.frontier_pop("a.test").unwrap().unwrap();
+        st.frontier_finish(&e.url, &[]).unwrap();
+        st.set_frontier_cap(3).unwrap();
+        let o = st.frontier_add(&links[3..]).unwrap();
+        assert_eq!((o.queued, o.dropped_full), (1, 1));
+        assert_eq!(st.frontier_counts().unwrap(), (3, 0));
+    }
+
+    #[test]
     fn compact_seen_set_is_exact() {
         let mut s = CompactSeenSet::default();
         for i in 0..20_000u64 {
@@ -547,17 +645,26 @@ mod tests {
         let all: Vec<FrontierEntry> =
             (0..2500).map(|i| entry(&format!("http://h{}/p{i}", i % 7), &host(i), 1)).collect();
         // More than one link batch, and more than the memory holds.
-        assert_eq!(st.frontier_add(&all).unwrap(), AddOutcome { queued: 2500, already_seen: 0 });
+        assert_eq!(
+            st.frontier_add(&all).unwrap(),
+            AddOutcome { queued: 2500, already_seen: 0, dropped_full: 0 }
+        );
         let (bytes, held) = st.seen_memory();
         assert!(held <= 100 && st.seen_spilled(), "{held} held in {bytes} bytes");
         // Every URL is still known: held ones from memory, the rest from disk.
         assert!((0..2500).all(|i| st.frontier_seen(&all[i].url)));
         assert!(!st.frontier_seen("http://h1/never"));
-        assert_eq!(st.frontier_add(&all[..1500]).unwrap(), AddOutcome { queued: 0, already_seen: 1500 });
+        assert_eq!(
+            st.frontier_add(&all[..1500]).unwrap(),
+            AddOutcome { queued: 0, already_seen: 1500, dropped_full: 0 }
+        );
         assert_eq!(st.frontier_counts().unwrap(), (2500, 0));
         // Reloaded with the same limit: the same answers.
         st.frontier_load_seen_limited(100).unwrap();
-        assert_eq!(st.frontier_add(&all[2000..]).unwrap(), AddOutcome { queued: 0, already_seen: 500 });
+        assert_eq!(
+            st.frontier_add(&all[2000..]).unwrap(),
+            AddOutcome { queued: 0, already_seen: 500, dropped_full: 0 }
+        );
         let mut set = CompactSeenSet::default().with_limit(2);
         assert!(set.insert(1) && set.insert(2) && !set.spilled());
         assert!(set.insert(3) && set.spilled() && !set.contains(3) && set.len() == 2);
@@ -579,7 +686,7 @@ mod tests {
                     entry("http://a/1", "a", 9),
                 ])
                 .unwrap();
-            assert_eq!(out, AddOutcome { queued: 4, already_seen: 1 });
+            assert_eq!(out, AddOutcome { queued: 4, already_seen: 1, dropped_full: 0 });
             assert_eq!(st.frontier_hosts().unwrap(), vec![("a".to_string(), 5), ("b".to_string(), 2)]);
             assert_eq!(st.frontier_pop("a").unwrap().unwrap().url, "http://a/2");
             assert_eq!(st.frontier_counts().unwrap(), (3, 1));

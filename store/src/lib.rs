@@ -323,6 +323,8 @@ pub struct Store {
     write_lock: Arc<Mutex<()>>,
     /// The frontier's seen set in memory (see [`frontier`]).
     seen: Mutex<CompactSeenSet>,
+    /// The frontier's cap on open URLs (queued + in flight; see [`Store::set_frontier_cap`]).
+    cap: frontier::FrontierCap,
     /// The store directory (marker, owner file, snapshot server) or the snapshot this is.
     life: lifecycle::Life,
 }
@@ -467,10 +469,11 @@ impl Store {
         // batch of pages can carry hundreds of thousands of links; see `frontier`).
         let (early, last) = links.split_at(links.len().saturating_sub(frontier::LINK_BATCH));
         let added_early = self.queue_in_batches(early)?;
-        let added = self.stage_links(last, &mut batch)?;
+        let mut fresh = Vec::new();
+        let added = self.stage_links(last, &mut batch, &mut fresh)?;
         out.links_queued = added_early.queued + added.queued;
         self.tree.apply_batch(batch)?;
-        self.commit_seen(last);
+        self.commit_seen(&fresh);
         Ok(out)
     }
 

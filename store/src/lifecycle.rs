@@ -700,6 +700,7 @@ fn open_dir(path: &Path, mode: Mode, cache_bytes: u64) -> Result<Store> {
         tree,
         write_lock: Arc::new(Mutex::new(())),
         seen: Mutex::new(CompactSeenSet::default()),
+        cap: crate::frontier::FrontierCap::default(),
         life: Life::Dir { path: path.to_path_buf(), owner_written: false, server: Mutex::new(None) },
     };
     store.check_version()?;
@@ -905,6 +906,7 @@ fn fetch_snapshot(h: &Holder) -> Result<Store> {
         tree,
         write_lock: Arc::new(Mutex::new(())),
         seen: Mutex::new(CompactSeenSet::default()),
+        cap: crate::frontier::FrontierCap::default(),
         life: Life::Snapshot { of: h.clone() },
     };
     store.check_version()?;

@@ -45,6 +45,13 @@ pub async fn crawl(
     let stopped_by = scheduler.run(&mut done_rx).await?;
     scheduler.wind_down(&mut done_rx, stopped_by).await?;
     let s = &scheduler;
+    let mut links_rejected = s.links.rejected();
+    match s.store.frontier_dropped_full() {
+        0 => {}
+        n => {
+            links_rejected.insert("frontier_full", n);
+        }
+    }
     Ok(CrawlReport {
         seconds: start.elapsed().as_secs_f64(),
         requests: s.counters.requests.load(Relaxed),
@@ -52,7 +59,7 @@ pub async fn crawl(
         robots_fetches: s.counters.robots_fetches.load(Relaxed),
         requeued_from_last_run: requeued,
         events: s.counters.events(),
-        links_rejected: s.links.rejected(),
+        links_rejected,
         stopped_by: stopped_by.as_str().to_string(),
     })
 }

@@ -23,6 +23,7 @@ pub fn run(a: &CrawlArgs) -> Result<()> {
     eprintln!("{}", a.bounds_line());
     let store =
         labelset::open_store_for_writing(&a.store, a.labelset()?, &mut loaded, store::CRAWL_CACHE_BYTES)?;
+    store.set_frontier_cap(a.max_queued)?;
     // `ditto report`/`stats`/`labels export` read consistent snapshots of it meanwhile.
     store.serve_snapshots()?;
     if settings.seeds.is_empty() && a.partition.is_none() && store.frontier_counts()? == (0, 0) {

@@ -57,6 +57,12 @@ pub struct CrawlArgs {
     /// (`links_rejected.page_link_cap` in the stats).
     #[arg(long, default_value_t = crawler::crawl::DEFAULT_MAX_LINKS_PER_PAGE)]
     pub max_links_per_page: usize,
+    /// Most URLs waiting in the frontier (queued or being fetched). Links found while it is
+    /// full are dropped and counted (`links_rejected.frontier_full` in the stats; a later page
+    /// or run may queue them again). It bounds the crawl's memory: the frontier is on disk, but
+    /// the store keeps about 0.5 KB in memory per queued URL.
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_queued: u64,
     /// Write every fetch (request + response) to rotating WARC/1.1 files here.
     #[arg(long)]
     pub warc_dir: Option<PathBuf>,
@@ -238,12 +244,13 @@ impl CrawlArgs {
             ScopeArg::Seeds => "links within the seeds' hosts",
         };
         format!(
-            "scope {}{why}: follows {where_to}, at most {} pages, {} per host, {} links deep; \
-             robots.txt and at least {} ms between requests on every host",
+            "scope {}{why}: follows {where_to}, at most {} pages, {} per host, {} links deep, \
+             {} URLs queued; robots.txt and at least {} ms between requests on every host",
             scope.name(),
             self.max_pages,
             self.per_host_max_pages(),
             self.max_depth,
+            self.max_queued,
             self.min_delay_ms
         )
     }
