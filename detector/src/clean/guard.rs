@@ -79,7 +79,7 @@ pub(crate) fn cap_attributes(text: &str, max: usize) -> Guarded<'_> {
 pub(crate) fn prepare(text: &str, max: usize, strip_unread: bool) -> Guarded<'_> {
     let mut strip = strip_unread;
     let b = text.as_bytes();
-    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let mut cuts = Cuts { text, out: None, from: 0 };
     let mut dropped = 0u64;
     let mut i = 0;
     let mut mode = Mode::Data;
@@ -141,25 +141,42 @@ pub(crate) fn prepare(text: &str, max: usize, strip_unread: bool) -> Guarded<'_>
         note_cut(&tag, &mut cuts, &mut dropped);
         i = tag.end;
     }
-    if cuts.is_empty() {
-        return Guarded { text: Cow::Borrowed(text), attributes_dropped: 0 };
-    }
-    let removed: usize = cuts.iter().map(|(s, e)| e - s).sum();
-    let mut out = String::with_capacity(text.len() - removed);
-    let mut from = 0;
-    for &(s, e) in &cuts {
-        // Cuts start at an attribute name's first character and end at `>` or EOF, both
-        // after ASCII delimiters: character boundaries.
-        out.push_str(text.get(from..s).unwrap_or_default());
-        from = e;
-    }
-    out.push_str(text.get(from..).unwrap_or_default());
-    Guarded { text: Cow::Owned(out), attributes_dropped: dropped }
+    Guarded { text: cuts.finish(), attributes_dropped: dropped }
 }
 
-fn note_cut(t: &Tag, cuts: &mut Vec<(usize, usize)>, dropped: &mut u64) {
+/// The guard's output, built as the cuts are found (in order, never overlapping): the text up
+/// to each cut is copied and the cut skipped, so no list of cuts is kept (a page of many
+/// tiny attributes has millions). Nothing is allocated before the first cut.
+struct Cuts<'a> {
+    text: &'a str,
+    out: Option<String>,
+    /// Where the text not yet copied starts.
+    from: usize,
+}
+
+impl<'a> Cuts<'a> {
+    fn cut(&mut self, start: usize, end: usize) {
+        let out = self.out.get_or_insert_with(|| String::with_capacity(self.text.len()));
+        // Cuts start at an attribute name's first character and end where the next attribute
+        // starts, at `/`, `>` or EOF, all after ASCII delimiters: character boundaries.
+        out.push_str(self.text.get(self.from..start).unwrap_or_default());
+        self.from = end;
+    }
+
+    fn finish(self) -> Cow<'a, str> {
+        match self.out {
+            None => Cow::Borrowed(self.text),
+            Some(mut out) => {
+                out.push_str(self.text.get(self.from..).unwrap_or_default());
+                Cow::Owned(out)
+            }
+        }
+    }
+}
+
+fn note_cut(t: &Tag, cuts: &mut Cuts, dropped: &mut u64) {
     if let Some(start) = t.cut_from {
-        cuts.push((start, t.gt));
+        cuts.cut(start, t.gt);
         *dropped += t.excess;
     }
 }
@@ -293,7 +310,7 @@ struct Tag {
 }
 
 /// A tag whose name starts at `i` (after `<` or `</`).
-fn scan_tag(b: &[u8], mut i: usize, max: usize, strip: bool, cuts: &mut Vec<(usize, usize)>) -> Tag {
+fn scan_tag(b: &[u8], mut i: usize, max: usize, strip: bool, cuts: &mut Cuts) -> Tag {
     let name_start = i;
     while b.get(i).is_some_and(|&c| !is_ws(c) && c != b'/' && c != b'>') {
         i += 1;
@@ -311,9 +328,9 @@ fn is_href(b: &[u8], at: usize) -> bool {
 }
 
 /// The rest of a tag from `i`, the end of its name (html5ever's tag-name state seeing the
-/// byte at `i`): its attributes, counted, up to `>`. With `strip`, pushes onto `cuts` the
+/// byte at `i`): its attributes, counted, up to `>`. With `strip`, cuts from `cuts` the
 /// attributes among the first `max` that [`prepare`] removes.
-fn scan_tag_from(b: &[u8], mut i: usize, max: usize, strip: bool, cuts: &mut Vec<(usize, usize)>) -> Tag {
+fn scan_tag_from(b: &[u8], mut i: usize, max: usize, strip: bool, cuts: &mut Cuts) -> Tag {
     #[derive(Clone, Copy)]
     enum S {
         TagName,
@@ -336,7 +353,7 @@ fn scan_tag_from(b: &[u8], mut i: usize, max: usize, strip: bool, cuts: &mut Vec
     let mut close = |open: &mut Option<usize>, end: usize, count: usize| {
         if let Some(start) = open.take() {
             if count <= max && b.get(end) != Some(&b'=') && !is_href(b, start) {
-                cuts.push((start, end));
+                cuts.cut(start, end);
             }
         }
     };
