@@ -20,6 +20,9 @@
 //! On a machine shared with other work, wall times move with the load of the moment, so the
 //! CPU time of both is printed too: the tokenizer thread's (`/proc/thread-self/schedstat`)
 //! and the scan process' user + system time (run under `/usr/bin/time`), and their ratio.
+//!
+//! `scan_vs_tokenizer --check-strip INPUT…` instead checks, page by page, that the cleaner's
+//! guard stripping the attributes it does not read changes nothing in its output.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -100,6 +103,10 @@ fn stage_times(stats: &Path) -> (f64, f64, f64) {
 }
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("--check-strip") {
+        check_strip();
+        return;
+    }
     let a = args();
     let bodies = html_bodies(&a.input);
     let bytes: usize = bodies.iter().map(Vec::len).sum();
@@ -177,6 +184,19 @@ fn main() {
     cpu_ratios.sort_by(f64::total_cmp);
     println!("CPU ratio, median of {}: {:.3}", cpu_ratios.len(), cpu_ratios[cpu_ratios.len() / 2]);
     let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// `scan_vs_tokenizer --check-strip INPUT…`: over the HTML pages of each input, whether the
+/// cleaner's output is the same with the guard's stripping of unread attributes as without.
+fn check_strip() {
+    for input in std::env::args().skip(2) {
+        let bodies = html_bodies(Path::new(&input));
+        let differ = bodies
+            .iter()
+            .filter(|b| !detector::clean::baseline::stripping_agrees(b, "http://host.test/dir/page.html"))
+            .count();
+        println!("{input}: {} HTML pages, {differ} differ with stripping", bodies.len());
+    }
 }
 
 /// CPU time of this thread so far (the first field of `/proc/thread-self/schedstat`, ns).

@@ -16,7 +16,10 @@
 //!
 //! The scan is one pass: text between tags is skipped with `memchr`, quoted values too; only
 //! tag names and attribute names are walked byte by byte. A page with no tag over the cap is
-//! passed on as it is, without a copy.
+//! passed on as it is, without a copy, by [`cap_attributes`]; the cleaner calls [`prepare`],
+//! which in the same pass also cuts out the attributes it never reads (all but `href`), so
+//! the tokenizer skips most of a page's markup bytes (issue 22: the Debian docs scan went
+//! from 0.63 to 0.81 of the bare tokenizer's speed by CPU time, BENCHMARKS.md).
 //!
 //! Where this scan and the tokenizer could disagree (script data's "double-escaped" state,
 //! which the scan does not model, so it may end a script early), the scan reads *more* of
@@ -55,8 +58,28 @@ enum Mode {
 
 /// Cuts every tag of `text` to at most `max` attributes (see the module docs).
 pub(crate) fn cap_attributes(text: &str, max: usize) -> Guarded<'_> {
+    prepare(text, max, false)
+}
+
+/// [`cap_attributes`], and with `strip_unread` also removes every attribute of the first
+/// `max` of a tag except `href`, the only one the cleaner reads (`html.rs`), so that the
+/// tokenizer does not build names and values that are thrown away (most of a page's markup
+/// bytes are `class`, `id`, `style`, `title`… values). The tokenizer then emits the same
+/// tags, with only their `href` attributes.
+///
+/// Why the tags stay the same: an attribute is cut from its first byte up to where the next
+/// one starts, or to the `/` or `>` that ends it, so the tokenizer goes from the state before
+/// it (before- or after-attribute-name) straight to what followed it. Those two states act
+/// alike on every byte but `=` (after a name, `=` starts its value; before one, it starts
+/// a name), so an attribute followed by one whose name starts with `=` is kept. Stripping
+/// needs the scan to agree with the tokenizer on what is markup, not only to read more of
+/// it as markup: after a `<script>` whose text holds `<!--` (where the tokenizer's
+/// double-escaped state, which the scan does not model, may end the script later than the
+/// scan does) nothing more is stripped on the page, and only the cap applies.
+pub(crate) fn prepare(text: &str, max: usize, strip_unread: bool) -> Guarded<'_> {
+    let mut strip = strip_unread;
     let b = text.as_bytes();
-    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let mut cuts = Cuts { text, out: None, from: 0 };
     let mut dropped = 0u64;
     let mut i = 0;
     let mut mode = Mode::Data;
@@ -75,7 +98,7 @@ pub(crate) fn cap_attributes(text: &str, max: usize) -> Guarded<'_> {
                             i += 2;
                             continue;
                         }
-                        Some(c) if c.is_ascii_alphabetic() => scan_tag(b, i + 1, max),
+                        Some(c) if c.is_ascii_alphabetic() => scan_tag(b, i + 1, max, strip, &mut cuts),
                         // A bogus comment, to the next `>`.
                         _ => {
                             i = after_next_gt(b, i + 1);
@@ -87,7 +110,7 @@ pub(crate) fn cap_attributes(text: &str, max: usize) -> Guarded<'_> {
                         continue;
                     }
                     Some(c) if c.is_ascii_alphabetic() => {
-                        let t = scan_tag(b, i, max);
+                        let t = scan_tag(b, i, max, strip, &mut cuts);
                         if let Some(raw) = raw_element(&b[i..t.name_end]) {
                             if raw == b"plaintext" {
                                 // Literal text to EOF: nothing after is markup.
@@ -107,7 +130,10 @@ pub(crate) fn cap_attributes(text: &str, max: usize) -> Guarded<'_> {
                 // The end tag's name is read; its attributes (if any) start here.
                 Some(at) => {
                     mode = Mode::Data;
-                    scan_tag_from(b, at, max)
+                    if name == b"script" && memchr::memmem::find(&b[i..at], b"<!--").is_some() {
+                        strip = false;
+                    }
+                    scan_tag_from(b, at, max, strip, &mut cuts)
                 }
                 None => break,
             },
@@ -115,25 +141,42 @@ pub(crate) fn cap_attributes(text: &str, max: usize) -> Guarded<'_> {
         note_cut(&tag, &mut cuts, &mut dropped);
         i = tag.end;
     }
-    if cuts.is_empty() {
-        return Guarded { text: Cow::Borrowed(text), attributes_dropped: 0 };
-    }
-    let removed: usize = cuts.iter().map(|(s, e)| e - s).sum();
-    let mut out = String::with_capacity(text.len() - removed);
-    let mut from = 0;
-    for &(s, e) in &cuts {
-        // Cuts start at an attribute name's first character and end at `>` or EOF, both
-        // after ASCII delimiters: character boundaries.
-        out.push_str(text.get(from..s).unwrap_or_default());
-        from = e;
-    }
-    out.push_str(text.get(from..).unwrap_or_default());
-    Guarded { text: Cow::Owned(out), attributes_dropped: dropped }
+    Guarded { text: cuts.finish(), attributes_dropped: dropped }
 }
 
-fn note_cut(t: &Tag, cuts: &mut Vec<(usize, usize)>, dropped: &mut u64) {
+/// The guard's output, built as the cuts are found (in order, never overlapping): the text up
+/// to each cut is copied and the cut skipped, so no list of cuts is kept (a page of many
+/// tiny attributes has millions). Nothing is allocated before the first cut.
+struct Cuts<'a> {
+    text: &'a str,
+    out: Option<String>,
+    /// Where the text not yet copied starts.
+    from: usize,
+}
+
+impl<'a> Cuts<'a> {
+    fn cut(&mut self, start: usize, end: usize) {
+        let out = self.out.get_or_insert_with(|| String::with_capacity(self.text.len()));
+        // Cuts start at an attribute name's first character and end where the next attribute
+        // starts, at `/`, `>` or EOF, all after ASCII delimiters: character boundaries.
+        out.push_str(self.text.get(self.from..start).unwrap_or_default());
+        self.from = end;
+    }
+
+    fn finish(self) -> Cow<'a, str> {
+        match self.out {
+            None => Cow::Borrowed(self.text),
+            Some(mut out) => {
+                out.push_str(self.text.get(self.from..).unwrap_or_default());
+                Cow::Owned(out)
+            }
+        }
+    }
+}
+
+fn note_cut(t: &Tag, cuts: &mut Cuts, dropped: &mut u64) {
     if let Some(start) = t.cut_from {
-        cuts.push((start, t.gt));
+        cuts.cut(start, t.gt);
         *dropped += t.excess;
     }
 }
@@ -267,20 +310,27 @@ struct Tag {
 }
 
 /// A tag whose name starts at `i` (after `<` or `</`).
-fn scan_tag(b: &[u8], mut i: usize, max: usize) -> Tag {
+fn scan_tag(b: &[u8], mut i: usize, max: usize, strip: bool, cuts: &mut Cuts) -> Tag {
     let name_start = i;
     while b.get(i).is_some_and(|&c| !is_ws(c) && c != b'/' && c != b'>') {
         i += 1;
     }
-    let mut t = scan_tag_from(b, i, max);
+    let mut t = scan_tag_from(b, i, max, strip, cuts);
     t.name_end = i;
     debug_assert!(name_start < i);
     t
 }
 
+/// Whether the attribute starting at `at` is named `href` (as the tokenizer lowercases it).
+fn is_href(b: &[u8], at: usize) -> bool {
+    b.get(at..at + 4).is_some_and(|n| n.eq_ignore_ascii_case(b"href"))
+        && b.get(at + 4).is_none_or(|&c| is_ws(c) || c == b'/' || c == b'>' || c == b'=')
+}
+
 /// The rest of a tag from `i`, the end of its name (html5ever's tag-name state seeing the
-/// byte at `i`): its attributes, counted, up to `>`.
-fn scan_tag_from(b: &[u8], mut i: usize, max: usize) -> Tag {
+/// byte at `i`): its attributes, counted, up to `>`. With `strip`, cuts from `cuts` the
+/// attributes among the first `max` that [`prepare`] removes.
+fn scan_tag_from(b: &[u8], mut i: usize, max: usize, strip: bool, cuts: &mut Cuts) -> Tag {
     #[derive(Clone, Copy)]
     enum S {
         TagName,
@@ -295,10 +345,16 @@ fn scan_tag_from(b: &[u8], mut i: usize, max: usize) -> Tag {
     let mut s = S::TagName;
     let mut count = 0usize;
     let mut cut_from = None;
-    let mut start_attr = |at: usize, count: &mut usize| {
-        *count += 1;
-        if *count == max + 1 {
-            cut_from = Some(at);
+    // The open attribute (the `count`-th), while it may be stripped: where it starts.
+    let mut open: Option<usize> = None;
+    // The open attribute ends at `end` (a new attribute, or the `/` or `>` after it): cut it
+    // unless it is `href`, past the cap (the cap's cut holds it), or followed by a name that
+    // starts with `=`.
+    let mut close = |open: &mut Option<usize>, end: usize, count: usize| {
+        if let Some(start) = open.take() {
+            if count <= max && b.get(end) != Some(&b'=') && !is_href(b, start) {
+                cuts.cut(start, end);
+            }
         }
     };
     let gt = loop {
@@ -309,11 +365,21 @@ fn scan_tag_from(b: &[u8], mut i: usize, max: usize) -> Tag {
             (S::TagName, b'>') => break i,
             (S::TagName, _) => S::TagName,
             (S::BeforeName | S::AfterName, c) if is_ws(c) => s,
-            (S::BeforeName | S::AfterName | S::Name | S::AfterQuoted, b'/') => S::SelfClosing,
+            (S::BeforeName | S::AfterName | S::Name | S::AfterQuoted, b'/') => {
+                close(&mut open, i, count);
+                S::SelfClosing
+            }
             (S::BeforeName | S::AfterName | S::Name | S::AfterQuoted | S::Unquoted, b'>') => break i,
             (S::AfterName | S::Name, b'=') => S::BeforeValue,
             (S::BeforeName | S::AfterName, _) => {
-                start_attr(i, &mut count);
+                close(&mut open, i, count);
+                count += 1;
+                if count == max + 1 {
+                    cut_from = Some(i);
+                }
+                if strip {
+                    open = Some(i);
+                }
                 S::Name
             }
             (S::Name, c) if is_ws(c) => S::AfterName,
@@ -347,6 +413,7 @@ fn scan_tag_from(b: &[u8], mut i: usize, max: usize) -> Tag {
         };
         i += 1;
     };
+    close(&mut open, gt, count);
     let excess = count.saturating_sub(max) as u64;
     Tag { name_end: i, end: (gt + 1).min(b.len()), gt, cut_from, excess }
 }
@@ -468,8 +535,62 @@ mod tests {
         assert_eq!(d.blocks.to_vec(), ["before", "after the tag"]);
         assert_eq!(d.attributes_dropped, (n - MAX_ATTRIBUTES_PER_TAG) as u64);
         assert!(d.truncated);
-        let out = crate::clean::html::clean_html(&page, None, false);
+        let out = crate::clean::html::clean_html_with(&page, None, false, false);
         assert_eq!(out.max_attributes_seen, MAX_ATTRIBUTES_PER_TAG);
+        // Stripped of the attributes the cleaner does not read, the tag reaches it bare.
+        let out = crate::clean::html::clean_html(&page, None, false);
+        assert_eq!(out.max_attributes_seen, 0);
+        assert_eq!(out.attributes_dropped, (n - MAX_ATTRIBUTES_PER_TAG) as u64);
+    }
+
+    fn stripped(s: &str) -> String {
+        prepare(s, MAX_ATTRIBUTES_PER_TAG, true).text.into_owned()
+    }
+
+    #[test]
+    fn unread_attributes_are_stripped_and_href_kept() {
+        assert_eq!(stripped("<p class=x id='y' data-z=\"1>2\">a</p>"), "<p >a</p>");
+        assert_eq!(stripped("<a class=\"c\" HREF=\"/u\" title=t>x</a><br/>"), "<a HREF=\"/u\" >x</a><br/>");
+        // `/` ends an attribute; one followed by a name starting with `=` is kept.
+        assert_eq!(stripped("<p a/ b><p x y=1 =z>"), "<p / ><p y=1 >");
+        // A name that only starts with `href` is not `href`.
+        assert_eq!(stripped("<a hrefx=1 href=2>"), "<a href=2>");
+        // Comments and raw text are left alone.
+        let s = "<!-- <p a=b> --><script>x='<p a=b>'</script><textarea><p a=b></textarea>";
+        assert_eq!(stripped(s), s);
+        // After a script the tokenizer may end later than the scan (double-escaped), the
+        // page is no longer stripped.
+        let s = "<p a=1></p><script><!--<script></script><p title='</script>'>--></script><p b=2>";
+        assert_eq!(
+            stripped(s),
+            "<p ></p><script><!--<script></script><p title='</script>'>--></script><p b=2>"
+        );
+    }
+
+    /// Stripping changes nothing in what the cleaner collects: the same blocks, tags, links
+    /// and anchors as with every attribute passed, on markup made to trip it.
+    #[test]
+    fn stripping_gives_the_same_output() {
+        let n = 3 * MAX_ATTRIBUTES_PER_TAG;
+        let cases = [
+            "<html><head><title>t</title><base class=b href='/dir/'></head><body><p class=x id=y>one<a class=l href=a.html>link</a></p></body>".to_string(),
+            "<a href id=1 =z>x</a><a x y=1 =http://e.com/>y</a><a b=\"1\"href=q>z</a><a q/href=w>w</a>".to_string(),
+            "<a title='</a>' href=\"r\">in</a><p data-x='<p>'>two</p><area href=s alt=x/><a href=1 href=2>d</a>".to_string(),
+            "<script><!--<script></script><a title='</script>' href=z>--></script><a c=d href=v>after</a>".to_string(),
+            "<xmp class=k><p a=b>lit</xmp><p style='x' >p</p><plaintext a=b><a href=no>".to_string(),
+            "<div a=1 b c=\"3\" d='4' e=5/ f /><a g\th\nhref\r=x>\n</a><a href=\"u\" i=\"x".to_string(),
+            many_attributes("a", n, " href=late>"),
+            format!("<a{} href=cap>t</a>", " c=1".repeat(n)),
+        ];
+        for page in &cases {
+            let a = crate::clean::html::clean_html_with(page, Some("http://example.com/x/"), true, false);
+            let b = crate::clean::html::clean_html_with(page, Some("http://example.com/x/"), true, true);
+            assert_eq!(a.blocks.to_vec(), b.blocks.to_vec(), "{page}");
+            assert_eq!(a.block_tags, b.block_tags, "{page}");
+            assert_eq!(a.links, b.links, "{page}");
+            assert_eq!(a.anchors, b.anchors, "{page}");
+            assert_eq!((a.truncated, a.attributes_dropped), (b.truncated, b.attributes_dropped), "{page}");
+        }
     }
 
     /// Nesting costs nothing: no tree is built, and the block stack is capped.

@@ -480,3 +480,40 @@ fn normalization_fast_paths_match_reference() {
         }
     }
 }
+
+/// The guard's stripping of unread attributes (`guard::prepare`) leaves the cleaner's output
+/// unchanged on every real HTML page of the shared data, whole and cut mid-markup.
+#[test]
+fn stripping_unread_attributes_changes_no_real_page() {
+    let mut files = Vec::new();
+    files_under(&data_dir("reuse/site"), &mut files);
+    files_under(&data_dir("wikipedia/pages"), &mut files);
+    files_under(&data_dir("wikipedia/articles"), &mut files);
+    files.retain(|f| f.extension().is_some_and(|x| x == "html" || x == "htm"));
+    if files.is_empty() {
+        eprintln!("skipping: no shared data");
+        return;
+    }
+    let (mut pages, mut stripped_bytes, mut bytes) = (0usize, 0usize, 0usize);
+    for f in &files {
+        let body = std::fs::read(f).unwrap();
+        let text = String::from_utf8_lossy(&body);
+        for cut in [text.len(), text.len() / 2, text.len() / 3] {
+            let Some(t) = text.get(..cut) else { continue };
+            let a = html::clean_html_with(t, Some("http://host.test/dir/page.html"), true, false);
+            let b = html::clean_html_with(t, Some("http://host.test/dir/page.html"), true, true);
+            let name = f.display();
+            assert_eq!(a.blocks.to_vec(), b.blocks.to_vec(), "{name} cut at {cut}");
+            assert_eq!(a.block_tags, b.block_tags, "{name} cut at {cut}");
+            assert_eq!(a.links, b.links, "{name} cut at {cut}");
+            assert_eq!(a.anchors, b.anchors, "{name} cut at {cut}");
+            assert_eq!(a.truncated, b.truncated, "{name} cut at {cut}");
+        }
+        let g = guard::prepare(&text, guard::MAX_ATTRIBUTES_PER_TAG, true);
+        pages += 1;
+        bytes += text.len();
+        stripped_bytes += text.len() - g.text.len();
+    }
+    assert!(stripped_bytes > 0);
+    eprintln!("{pages} pages: stripping removed {stripped_bytes} of {bytes} bytes before tokenizing");
+}
