@@ -491,3 +491,51 @@ fn ssrf_guard_refuses_private_loopback_and_link_local_addresses() {
         vec!["http://ssrf.test/".to_string(), "http://ssrf.test/fine.html".to_string()]
     );
 }
+
+/// A page of many links meets a small `--max-queued`: the frontier never holds more than the
+/// cap, the links past it are counted as `frontier_full`, and the crawl finishes what it took.
+#[test]
+fn a_full_frontier_drops_and_counts_links_instead_of_growing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let mut body = String::from("<html><body><p>Many links.</p>");
+    for i in 0..2_000 {
+        body.push_str(&format!("<a href=\"/p{i}.html\">{i}</a> "));
+    }
+    body.push_str("</body></html>");
+    let site = Site::with_robots("User-agent: *\nDisallow:\n")
+        .page("/", Resource::html(body))
+        .page("/p0.html", Resource::html("<html><body><p>Page zero.</p></body></html>"));
+    let web = TestWeb::start_blocking(WebSpec::default().host("many.test", site)).unwrap();
+    let db = tmp.path().join("q.db");
+    let args: Vec<String> = [
+        "--store",
+        db.to_str().unwrap(),
+        "--labelset",
+        labelset.to_str().unwrap(),
+        "--user-agent",
+        UA,
+        "--seed",
+        "http://many.test/",
+        "--resolve",
+        &web.resolve_arg("many.test"),
+        "--min-delay-ms",
+        "10",
+        "--max-pages",
+        "5",
+        "--max-queued",
+        "50",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let c = crawl(tmp.path(), &args, Duration::from_secs(120));
+    let rejected = &c.stats["crawl"]["links_rejected"];
+    // The seed was the one open URL when its page's 2,000 links came: 49 fit.
+    assert_eq!(rejected["frontier_full"].as_u64(), Some(2_000 - 49), "{rejected}");
+    assert!(c.stderr.contains("50 URLs queued"), "{}", c.stderr);
+    let store = store::Store::open_existing(&db).unwrap();
+    let (queued, in_flight) = store.frontier_counts().unwrap();
+    assert!(queued + in_flight <= 50, "{queued} queued + {in_flight} in flight");
+    assert_eq!(store.frontier_load_seen().unwrap(), 50, "dropped links are not marked seen");
+}
