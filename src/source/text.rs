@@ -24,12 +24,21 @@ pub const PASSAGE_CHARS: usize = 300;
 
 /// Collapse whitespace and cut to `max` chars, ending with "…" when cut.
 pub fn shorten_passage(text: &str, max: usize) -> String {
-    let mut out = String::new();
+    // One allocation for the usual case (the result is never longer than the text plus the
+    // ellipsis, nor than `max` chars of up to 4 bytes each plus it).
+    let mut out = String::with_capacity(text.len().min(max.saturating_mul(4)).saturating_add(3));
     let mut n = 0;
     for word in text.split_whitespace() {
         if n > 0 {
             out.push(' ');
             n += 1;
+        }
+        // A word that fits whole goes in as one copy; the cut one char by char below.
+        let chars = if word.is_ascii() { word.len() } else { word.chars().count() };
+        if n + chars <= max {
+            out.push_str(word);
+            n += chars;
+            continue;
         }
         for c in word.chars() {
             if n >= max {
@@ -307,6 +316,49 @@ mod tests {
     use super::*;
     use crawler::warc::{FetchRecord, WarcWriter};
     use store::{Evidence, PageWrite};
+
+    /// The char-by-char cut `shorten_passage` must agree with (its whole-word fast path
+    /// included).
+    fn shorten_reference(text: &str, max: usize) -> String {
+        let mut out = String::new();
+        let mut n = 0;
+        for word in text.split_whitespace() {
+            if n > 0 {
+                out.push(' ');
+                n += 1;
+            }
+            for c in word.chars() {
+                if n >= max {
+                    out.push('…');
+                    return out;
+                }
+                out.push(c);
+                n += 1;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn shorten_passage_matches_the_char_by_char_cut() {
+        let texts = [
+            "",
+            "  ",
+            "abc",
+            "abc def",
+            " a \n b\tc  ",
+            "héllo wörld ünïcode 日本語 テキスト",
+            "x\u{3000}y z",
+        ];
+        for t in texts {
+            for max in 0..25 {
+                assert_eq!(shorten_passage(t, max), shorten_reference(t, max), "{t:?} cut to {max}");
+            }
+        }
+        assert_eq!(shorten_passage("abc def", 3), "abc …");
+        assert_eq!(shorten_passage("日本語 テキスト", 5), "日本語 テ…");
+        assert_eq!(shorten_passage("ab cd", 5), "ab cd");
+    }
 
     const HTML: &[u8] = b"<html><body><p>The first paragraph of the page, long enough to be a block.</p>\
         <p>A second paragraph, with other words in it.</p></body></html>";
