@@ -323,14 +323,7 @@ pub fn load_for_scan(
             Some(Arc::new(Lookup(f)) as Arc<dyn ChunkLookup + Send + Sync>)
         }
     };
-    let mut stops: Vec<Box<dyn StopList + Send + Sync>> = Vec::new();
-    if default_stops {
-        stops.push(Box::new(StopChunks::default_list(norm)));
-    }
-    for p in stop_paths {
-        let s = StopChunks::load(p, norm).with_context(|| format!("loading stop chunks {}", p.display()))?;
-        stops.push(Box::new(s));
-    }
+    let stops = stop_lists(norm, stop_paths, default_stops)?;
     Ok(Loaded {
         identity,
         normalization: norm,
@@ -348,6 +341,23 @@ pub fn load_for_scan(
             origins: None,
         },
     })
+}
+
+/// The built-in stop list (unless left out) and those of `stop_paths`, in `norm`.
+fn stop_lists(
+    norm: Normalization,
+    stop_paths: &[PathBuf],
+    default_stops: bool,
+) -> Result<Vec<Box<dyn StopList + Send + Sync>>> {
+    let mut stops: Vec<Box<dyn StopList + Send + Sync>> = Vec::new();
+    if default_stops {
+        stops.push(Box::new(StopChunks::default_list(norm)));
+    }
+    for p in stop_paths {
+        let s = StopChunks::load(p, norm).with_context(|| format!("loading stop chunks {}", p.display()))?;
+        stops.push(Box::new(s));
+    }
+    Ok(stops)
 }
 
 /// No label set (`ditto scan` without `--labelset`): no chunk is labeled; a chunk's SHA-1 is
@@ -368,14 +378,7 @@ impl ChunkLookup for NoLabels {
 /// hashes, where each page came from); [`require_label_set`] stops the commands that need one.
 pub fn load_without_labelset(stop_paths: &[PathBuf], default_stops: bool) -> Result<Loaded> {
     let norm = Normalization::default();
-    let mut stops: Vec<Box<dyn StopList + Send + Sync>> = Vec::new();
-    if default_stops {
-        stops.push(Box::new(StopChunks::default_list(norm)));
-    }
-    for p in stop_paths {
-        let s = StopChunks::load(p, norm).with_context(|| format!("loading stop chunks {}", p.display()))?;
-        stops.push(Box::new(s));
-    }
+    let stops = stop_lists(norm, stop_paths, default_stops)?;
     Ok(Loaded {
         identity: LabelSetIdentity::none(&norm.to_string()),
         normalization: norm,
