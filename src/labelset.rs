@@ -324,23 +324,7 @@ pub fn load_for_scan(
         }
     };
     let stops = stop_lists(norm, stop_paths, default_stops)?;
-    Ok(Loaded {
-        identity,
-        normalization: norm,
-        matcher: Matcher {
-            chunks: Arc::new(Lookup(ls)),
-            files,
-            stops: Arc::new(Stops(stops)),
-            evidence_per_page: 3,
-            passage_chars: crate::source::text::PASSAGE_CHARS,
-            links: None,
-            keep_text: false,
-            near_dups: Some(Arc::new(crate::live::neardups::LiveNearDups::new(
-                crate::live::neardups::NEAR_DUP_K,
-            )?)),
-            origins: None,
-        },
-    })
+    Ok(Loaded { identity, normalization: norm, matcher: scan_matcher(Arc::new(Lookup(ls)), files, stops)? })
 }
 
 /// The built-in stop list (unless left out) and those of `stop_paths`, in `norm`.
@@ -382,19 +366,29 @@ pub fn load_without_labelset(stop_paths: &[PathBuf], default_stops: bool) -> Res
     Ok(Loaded {
         identity: LabelSetIdentity::none(&norm.to_string()),
         normalization: norm,
-        matcher: Matcher {
-            chunks: Arc::new(NoLabels),
-            files: None,
-            stops: Arc::new(Stops(stops)),
-            evidence_per_page: 3,
-            passage_chars: crate::source::text::PASSAGE_CHARS,
-            links: None,
-            keep_text: false,
-            near_dups: Some(Arc::new(crate::live::neardups::LiveNearDups::new(
-                crate::live::neardups::NEAR_DUP_K,
-            )?)),
-            origins: None,
-        },
+        matcher: scan_matcher(Arc::new(NoLabels), None, stops)?,
+    })
+}
+
+/// A scan's matcher with the defaults the commands start from (3 passages a page, live
+/// near-duplicate marking on; the command's flags change the rest).
+fn scan_matcher(
+    chunks: Arc<dyn ChunkLookup + Send + Sync>,
+    files: Option<Arc<dyn ChunkLookup + Send + Sync>>,
+    stops: Vec<Box<dyn StopList + Send + Sync>>,
+) -> Result<Matcher> {
+    Ok(Matcher {
+        chunks,
+        files,
+        stops: Arc::new(Stops(stops)),
+        evidence_per_page: 3,
+        passage_chars: crate::source::text::PASSAGE_CHARS,
+        links: None,
+        keep_text: false,
+        near_dups: Some(Arc::new(crate::live::neardups::LiveNearDups::new(
+            crate::live::neardups::NEAR_DUP_K,
+        )?)),
+        origins: None,
     })
 }
 
