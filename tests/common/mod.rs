@@ -59,6 +59,21 @@ pub fn article_paragraphs(name: &str, min: usize) -> Vec<String> {
         .collect()
 }
 
+/// `ditto scan --progress none` of `input` into `db` with `labelset`, no other flag (as the
+/// README writes it).
+pub fn scan_plain(db: &Path, labelset: &Path, input: &Path) -> Output {
+    run_ok(&[
+        "scan",
+        "--progress",
+        "none",
+        "--store",
+        db.to_str().unwrap(),
+        "--labelset",
+        labelset.to_str().unwrap(),
+        input.to_str().unwrap(),
+    ])
+}
+
 /// `ditto scan` of a directory whose subfolders are host names (`--url-prefix http://`).
 pub fn scan_site(db: &Path, labelset: &Path, site: &Path) -> Output {
     run_ok(&[

@@ -45,16 +45,7 @@ fn a_host_path_folder_scanned_without_a_flag_finds_the_copier() {
     host_path_web(&web);
     let db = tmp.path().join("d.db");
     // As the README writes it: no --url-prefix.
-    let out = run_ok(&[
-        "scan",
-        "--progress",
-        "none",
-        "--store",
-        db.to_str().unwrap(),
-        "--labelset",
-        labelset.to_str().unwrap(),
-        web.to_str().unwrap(),
-    ]);
+    let out = scan_plain(&db, &labelset, &web);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("subfolders are host names, read as http://HOST/PATH"), "{err}");
     let out = run_ok(&["report", "--store", db.to_str().unwrap(), "--format", "jsonl"]);
@@ -88,16 +79,7 @@ fn a_folder_whose_urls_have_no_host_is_warned_about_with_the_fix() {
         );
     }
     let db = tmp.path().join("flat.db");
-    let out = run_ok(&[
-        "scan",
-        "--progress",
-        "none",
-        "--store",
-        db.to_str().unwrap(),
-        "--labelset",
-        labelset.to_str().unwrap(),
-        flat.to_str().unwrap(),
-    ]);
+    let out = scan_plain(&db, &labelset, &flat);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("warning:") && err.contains("no host") && err.contains("--url-prefix http://HOST/"),
@@ -159,16 +141,7 @@ fn label_set_sources_from_a_folder_are_linkable_or_warned_about() {
         String::from_utf8_lossy(&out.stderr)
     );
     let db = tmp.path().join("h.db");
-    run_ok(&[
-        "scan",
-        "--progress",
-        "none",
-        "--store",
-        db.to_str().unwrap(),
-        "--labelset",
-        dls.to_str().unwrap(),
-        web.to_str().unwrap(),
-    ]);
+    scan_plain(&db, &dls, &web);
     let urls = source_urls(&db);
     assert!(
         !urls.is_empty() && urls.iter().all(|u| u.starts_with("http://en.wikipedia.org/wiki/")),
@@ -208,16 +181,7 @@ fn messages_say_what_is_wrong_and_what_to_do() {
     host_path_web(&web);
     let db = tmp.path().join("d.db");
     let dbs = db.to_str().unwrap();
-    run_ok(&[
-        "scan",
-        "--progress",
-        "none",
-        "--store",
-        dbs,
-        "--labelset",
-        labelset.to_str().unwrap(),
-        web.to_str().unwrap(),
-    ]);
+    scan_plain(&db, &labelset, &web);
 
     // Bad JSON given to `labels import` is the input's fault, not the store's.
     let bad = tmp.path().join("labels.jsonl");
@@ -286,16 +250,7 @@ fn stop_chunk_suggestions_leave_out_numbers_and_symbols() {
         );
     }
     let db = tmp.path().join("s.db");
-    run_ok(&[
-        "scan",
-        "--progress",
-        "none",
-        "--store",
-        db.to_str().unwrap(),
-        "--labelset",
-        labelset.to_str().unwrap(),
-        web.to_str().unwrap(),
-    ]);
+    scan_plain(&db, &labelset, &web);
     let out = run_ok(&["stopchunks", "suggest", "--store", db.to_str().unwrap(), "--top", "5"]);
     let list = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = list.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).collect();
@@ -329,16 +284,7 @@ fn options_come_from_flags_then_environment_then_config_file() {
     let web = tmp.path().join("web");
     host_path_web(&web);
     let db = tmp.path().join("d.db");
-    run_ok(&[
-        "scan",
-        "--progress",
-        "none",
-        "--store",
-        db.to_str().unwrap(),
-        "--labelset",
-        labelset.to_str().unwrap(),
-        web.to_str().unwrap(),
-    ]);
+    scan_plain(&db, &labelset, &web);
     let cfg = tmp.path().join("report.toml");
     fs::write(&cfg, format!("store = {:?}\nformat = \"jsonl\"\nthreshold = 0.99\n", db.to_str().unwrap()))
         .unwrap();
@@ -532,16 +478,7 @@ fn a_scan_that_flags_nothing_shows_the_nearest_and_a_threshold() {
     }
     let db = tmp.path().join("d.db");
     let db_s = db.to_str().unwrap();
-    let out = run_ok(&[
-        "scan",
-        "--progress",
-        "none",
-        "--store",
-        db_s,
-        "--labelset",
-        labelset.to_str().unwrap(),
-        web.to_str().unwrap(),
-    ]);
+    let out = scan_plain(&db, &labelset, &web);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("nothing is above the threshold"), "{err}");
     assert!(err.contains("http://farm.test/"), "{err}");
