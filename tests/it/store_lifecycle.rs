@@ -24,16 +24,7 @@ fn small_store(dir: &Path, name: &str) -> (String, String) {
     let labelset = wikipedia_labelset(dir);
     let db = dir.join(name);
     let site = shared_data().join("reuse/site/debian-faq.en.docs.test");
-    run_ok(&[
-        "scan",
-        "--store",
-        db.to_str().unwrap(),
-        "--labelset",
-        labelset.to_str().unwrap(),
-        "--progress",
-        "none",
-        site.to_str().unwrap(),
-    ]);
+    scan_plain(&db, &labelset, &site);
     (db.to_str().unwrap().to_string(), labelset.to_str().unwrap().to_string())
 }
 
