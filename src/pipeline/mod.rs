@@ -298,7 +298,9 @@ fn spawn_stages(
     let (cln_tx, cln_rx) = bounded(cap);
     let (fp_tx, fp_rx) = bounded(cap);
     let mut workers = Vec::new();
-    let filter_settings = FilterSettings { traps: cfg.traps, store: Some(store.clone()) };
+    // A store that fails to answer keeps the per-page lookup (its errors are counted there).
+    let skip_stored = store.has_any_page().unwrap_or(true);
+    let filter_settings = FilterSettings { traps: cfg.traps, store: Some(store.clone()), skip_stored };
     let (s, c) = (skips.clone(), counters.clone());
     workers.extend(pool::spawn_pool(metrics.filter.clone(), 1, input, flt_tx, move |p| {
         let kept = stages::filter(p, &filter_settings, &s);

@@ -74,8 +74,12 @@ pub struct FingerprintedPage {
 /// Settings of the trap filter stage.
 pub struct FilterSettings {
     pub traps: TrapRules,
-    /// Skip pages the store already has (URL + digest) before any work is done.
+    /// The store: crawled pages skipped here complete their frontier tickets in it.
     pub store: Option<Arc<Store>>,
+    /// Skip pages the store already has (URL + digest) before any work is done. Off for a
+    /// store that held no page when the scan began (a fresh store: a per-page lookup there
+    /// only finds this scan's own repeats, which the writer skips anyway).
+    pub skip_stored: bool,
 }
 
 /// Trap filter (§3.4.1): recursion errors, non-2xx statuses, non-text payloads and pages
@@ -124,7 +128,7 @@ fn filter_page(mut page: Page, s: &FilterSettings, skips: &Skips) -> Option<(Pag
     // needed for that only when the store has the URL at all; new URLs leave it to the
     // fingerprint stage.
     let mut file_hash = None;
-    if let Some(store) = &s.store {
+    if let (Some(store), true) = (&s.store, s.skip_stored) {
         match store.has_url(&page.url) {
             Ok(false) => {}
             Ok(true) => {

@@ -398,6 +398,13 @@ impl Store {
         Ok(self.tree.scan_prefix(page_url_prefix(url, 0)).next().transpose()?.is_some())
     }
 
+    /// True when the store holds at least one page capture. A scan into a store that holds
+    /// none skips [`Store::has_url`] per page: only a capture of this same scan could match,
+    /// and [`Store::write_batch`] skips those already.
+    pub fn has_any_page(&self) -> Result<bool> {
+        Ok(self.tree.scan_prefix(PAGE).next().transpose()?.is_some())
+    }
+
     /// True when this capture (URL + digest) is already stored.
     pub fn has_page(&self, url: &str, file_hash: &Sha1Digest) -> Result<bool> {
         self.tree.contains_key(page_key(url, file_hash))
