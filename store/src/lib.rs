@@ -313,6 +313,25 @@ pub struct StoreTotals {
     pub contains_sum_fixed: u64,
 }
 
+impl StoreTotals {
+    /// Count one page in.
+    pub fn add_page(&mut self, p: &PageCounts) {
+        self.pages += 1;
+        self.chunks += u64::from(p.chunks);
+        self.labeled_chunks += u64::from(p.labeled_chunks);
+        self.pages_with_labeled_chunks += u64::from(p.labeled_chunks > 0);
+        self.contains_sum_fixed += detector::neighborhood::contains_fixed(p.contains);
+    }
+}
+
+/// The counts of one page record ([`Store::page_counts`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PageCounts {
+    pub chunks: u32,
+    pub labeled_chunks: u32,
+    pub contains: f64,
+}
+
 /// An open store.
 pub struct Store {
     /// sled, every call guarded against its panics (see [`lifecycle`]).
@@ -527,6 +546,19 @@ impl Store {
         lifecycle::Counted::new(self.pages_under(""), expected, "pages")
     }
 
+    /// Every page's counts ([`PageCounts`]), in URL order, read without decoding the rest of
+    /// its record; checked against the recorded count at its end as [`Store::pages`] is.
+    pub fn page_counts(&self) -> impl Iterator<Item = Result<PageCounts>> + '_ {
+        let expected = lifecycle::recorded_counts(&self.tree).map(|c| c.pages);
+        let counts = self.tree.scan_prefix(PAGE).map(|kv| {
+            let (k, v) = kv?;
+            let (chunks, labeled_chunks, contains) =
+                record::decode_counts(&v).map_err(|e| corrupt(&printable(&k), e))?;
+            Ok(PageCounts { chunks, labeled_chunks, contains })
+        });
+        lifecycle::Counted::new(counts, expected, "pages")
+    }
+
     /// Pages whose URL starts with `prefix` (e.g. a neighborhood), in URL order.
     pub fn pages_under(&self, prefix: &str) -> impl Iterator<Item = Result<PageRecord>> + '_ {
         let mut k = PAGE.to_vec();
@@ -622,13 +654,8 @@ impl Store {
     /// Totals over the whole store (a full pass over pages and neighborhoods).
     pub fn totals(&self) -> Result<StoreTotals> {
         let mut t = StoreTotals::default();
-        for p in self.pages() {
-            let p = p?;
-            t.pages += 1;
-            t.chunks += p.chunks as u64;
-            t.labeled_chunks += p.labeled_chunks as u64;
-            t.pages_with_labeled_chunks += (p.labeled_chunks > 0) as u64;
-            t.contains_sum_fixed += detector::neighborhood::contains_fixed(p.contains);
+        for p in self.page_counts() {
+            t.add_page(&p?);
         }
         for n in self.neighborhoods() {
             n?;
