@@ -117,6 +117,7 @@ pub fn run_scan_partition(
         extract_links: false,
         progress_total_bytes: total,
         durable_batches: false,
+        max_batch_age: SCAN_BATCH_AGE,
     };
     run_pipeline(&settings, store, matcher, move |tx, skips, counters| {
         source_stage::run_partition(plan, opts, part, tx, &skips, &counters)
@@ -138,6 +139,9 @@ pub struct PipelineSettings {
     /// yet flushed when the process is killed would be fetched again on resume. (Scans redo
     /// lost work from their inputs, so they leave flushing to sled's timer.)
     pub durable_batches: bool,
+    /// A batch is written when full or when its first page has waited this long
+    /// ([`SCAN_BATCH_AGE`], [`CRAWL_BATCH_AGE`]).
+    pub max_batch_age: Duration,
 }
 
 impl PipelineSettings {
@@ -196,6 +200,7 @@ where
         metrics: &metrics.store,
         batch: Vec::with_capacity(cfg.batch_size),
         batch_size: cfg.batch_size,
+        max_batch_age: cfg.max_batch_age,
         written: 0,
     };
     let write_result = writer.run(&m_rx);
@@ -333,9 +338,16 @@ fn spawn_stages(
     workers
 }
 
-/// Batches closing when full or this old, so a slow source (a crawl) still sees its pages,
-/// and their links, stored promptly.
-const MAX_BATCH_AGE: Duration = Duration::from_millis(200);
+/// A scan's batches close when full or when their first page is this old.
+pub const SCAN_BATCH_AGE: Duration = Duration::from_millis(200);
+
+/// A crawl's batches close sooner: a page's links enter the frontier with its batch, and a
+/// host's next URLs are often those links (its politeness delay, e.g. 20 ms, is the budget);
+/// the crawl also ends only once its last pages' batch is written.
+pub const CRAWL_BATCH_AGE: Duration = Duration::from_millis(20);
+
+/// How long the writer waits for a page while its batch is empty.
+const IDLE_WAIT: Duration = Duration::from_secs(1);
 
 /// The store writer: matched pages written in batches, fed to live origins in arrival order.
 struct StoreWriter<'a> {
@@ -347,6 +359,7 @@ struct StoreWriter<'a> {
     metrics: &'a StageMetrics,
     batch: Vec<PageWrite>,
     batch_size: usize,
+    max_batch_age: Duration,
     /// Pages written so far.
     written: u64,
 }
@@ -355,22 +368,29 @@ impl StoreWriter<'_> {
     /// Write everything `rx` sends until the match stage is done, then the last batch;
     /// stops at the first write error.
     fn run(&mut self, rx: &Receiver<PageWrite>) -> Result<()> {
-        let mut last_flush = Instant::now();
+        // When the batch's first page came.
+        let mut started: Option<Instant> = None;
         loop {
-            let wait = MAX_BATCH_AGE.saturating_sub(last_flush.elapsed()).max(Duration::from_millis(1));
+            let wait = match started {
+                Some(t) => self.max_batch_age.saturating_sub(t.elapsed()),
+                None => IDLE_WAIT,
+            };
             match rx.recv_timeout(wait) {
                 Ok(page) => {
                     if let Some(lo) = self.live_origins {
                         lo.observe(&page);
                     }
                     self.batch.push(page);
+                    started.get_or_insert_with(Instant::now);
                 }
                 Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
                 Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
             }
-            if self.batch.len() >= self.batch_size || last_flush.elapsed() >= MAX_BATCH_AGE {
+            if self.batch.len() >= self.batch_size
+                || started.is_some_and(|t| t.elapsed() >= self.max_batch_age)
+            {
                 self.flush()?;
-                last_flush = Instant::now();
+                started = None;
             }
         }
         self.flush()?;
