@@ -135,9 +135,10 @@ pub struct PipelineSettings {
     pub extract_links: bool,
     /// Input size for the progress bar (0 when unknown).
     pub progress_total_bytes: u64,
-    /// Flush the store to disk after every batch. Crawls want this: a page stored but not
-    /// yet flushed when the process is killed would be fetched again on resume. (Scans redo
-    /// lost work from their inputs, so they leave flushing to sled's timer.)
+    /// Flush the store to disk soon after each batch (batches written within
+    /// [`SYNC_EVERY`] share a flush, at most [`SYNC_PAGES`] pages). Crawls want this: a page
+    /// stored but not yet flushed when the process is killed is fetched again on resume.
+    /// (Scans redo lost work from their inputs, so they leave flushing to sled's timer.)
     pub durable_batches: bool,
     /// A batch is written when full or when its first page has waited this long
     /// ([`SCAN_BATCH_AGE`], [`CRAWL_BATCH_AGE`]).
@@ -201,6 +202,8 @@ where
         batch: Vec::with_capacity(cfg.batch_size),
         batch_size: cfg.batch_size,
         max_batch_age: cfg.max_batch_age,
+        unsynced: 0,
+        unsynced_since: None,
         written: 0,
     };
     let write_result = writer.run(&m_rx);
@@ -346,6 +349,15 @@ pub const SCAN_BATCH_AGE: Duration = Duration::from_millis(200);
 /// the crawl also ends only once its last pages' batch is written.
 pub const CRAWL_BATCH_AGE: Duration = Duration::from_millis(20);
 
+/// With `durable_batches`, the batches written are made durable together (one sled flush,
+/// which waits for the disk) once the oldest not yet durable is this old, or once this many
+/// pages are: a flush per batch cost a crawl more than its batches did. A kill (or a crash)
+/// loses at most these pages' records and ticket completions, and they are fetched again
+/// on resume, nothing is lost.
+pub const SYNC_EVERY: Duration = Duration::from_millis(100);
+/// See [`SYNC_EVERY`].
+pub const SYNC_PAGES: usize = 256;
+
 /// How long the writer waits for a page while its batch is empty.
 const IDLE_WAIT: Duration = Duration::from_secs(1);
 
@@ -360,6 +372,8 @@ struct StoreWriter<'a> {
     batch: Vec<PageWrite>,
     batch_size: usize,
     max_batch_age: Duration,
+    unsynced: usize,
+    unsynced_since: Option<Instant>,
     /// Pages written so far.
     written: u64,
 }
@@ -371,10 +385,13 @@ impl StoreWriter<'_> {
         // When the batch's first page came.
         let mut started: Option<Instant> = None;
         loop {
-            let wait = match started {
+            let mut wait = match started {
                 Some(t) => self.max_batch_age.saturating_sub(t.elapsed()),
                 None => IDLE_WAIT,
             };
+            if let Some(t) = self.unsynced_since {
+                wait = wait.min(SYNC_EVERY.saturating_sub(t.elapsed()));
+            }
             match rx.recv_timeout(wait) {
                 Ok(page) => {
                     if let Some(lo) = self.live_origins {
@@ -392,6 +409,9 @@ impl StoreWriter<'_> {
                 self.flush()?;
                 started = None;
             }
+            if self.unsynced_since.is_some_and(|t| t.elapsed() >= SYNC_EVERY) {
+                self.sync()?;
+            }
         }
         self.flush()?;
         if let Some(lo) = self.live_origins {
@@ -400,7 +420,16 @@ impl StoreWriter<'_> {
         Ok(())
     }
 
-    /// Write the batch (and live origins' table), flushing to disk if `durable_batches`.
+    /// Make the batches written so far durable.
+    fn sync(&mut self) -> Result<()> {
+        self.store.flush().context("flushing the store")?;
+        self.unsynced = 0;
+        self.unsynced_since = None;
+        Ok(())
+    }
+
+    /// Write the batch (and live origins' table); with `durable_batches`, flush to disk when
+    /// the pages not yet durable are [`SYNC_EVERY`] old or [`SYNC_PAGES`] many.
     fn flush(&mut self) -> Result<()> {
         if self.batch.is_empty() {
             return Ok(());
@@ -412,7 +441,11 @@ impl StoreWriter<'_> {
             lo.flush(self.store)?;
         }
         if self.durable_batches {
-            self.store.flush().context("flushing the store")?;
+            self.unsynced += n;
+            self.unsynced_since.get_or_insert(t);
+            if self.unsynced >= SYNC_PAGES || self.unsynced_since.is_some_and(|s| s.elapsed() >= SYNC_EVERY) {
+                self.sync()?;
+            }
         }
         self.written += out.written;
         self.skips.add(SkipReason::AlreadyStored, out.already_stored);
