@@ -681,6 +681,44 @@ mod tests {
     }
 
     #[test]
+    fn queued_hosts_are_told_once_pops_peek_the_next_head_and_the_waker_hears_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let st = Store::open(&dir.path().join("f.db")).unwrap();
+        let wakes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let w = wakes.clone();
+        st.frontier_set_waker(move || {
+            w.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        });
+        let links = [
+            entry("http://a.test/1", "a.test", 5),
+            entry("http://a.test/2", "a.test", 9),
+            entry("http://b.test/1", "b.test", 1),
+        ];
+        st.frontier_add(&links).unwrap();
+        assert_eq!(wakes.load(std::sync::atomic::Ordering::Relaxed), 1, "one wake for an empty set filling");
+        let mut told = st.frontier_take_queued_hosts();
+        told.sort();
+        assert_eq!(told, ["a.test", "b.test"]);
+        assert!(st.frontier_take_queued_hosts().is_empty(), "each host is told once");
+        // Seen URLs are not queued again: nobody is told.
+        st.frontier_add(&links[..1]).unwrap();
+        assert!(st.frontier_take_queued_hosts().is_empty());
+        assert_eq!(st.frontier_peek("a.test").unwrap(), Some(9));
+        // A pop takes the best entry and tells the priority of the next one.
+        let (e, next) = st.frontier_pop_and_peek("a.test").unwrap().unwrap();
+        assert_eq!((e.url.as_str(), next), ("http://a.test/2", Some(5)));
+        let (e, next) = st.frontier_pop_and_peek("a.test").unwrap().unwrap();
+        assert_eq!((e.url.as_str(), next), ("http://a.test/1", None));
+        assert!(st.frontier_pop_and_peek("a.test").unwrap().is_none());
+        // A requeue tells its host again; completing a ticket wakes.
+        st.frontier_requeue(&e).unwrap();
+        assert_eq!(st.frontier_take_queued_hosts(), ["a.test"]);
+        let before = wakes.load(std::sync::atomic::Ordering::Relaxed);
+        st.frontier_finish("http://a.test/2", &[]).unwrap();
+        assert!(wakes.load(std::sync::atomic::Ordering::Relaxed) > before);
+    }
+
+    #[test]
     fn a_full_frontier_drops_links_counts_them_and_takes_more_once_it_drains() {
         let dir = tempfile::tempdir().unwrap();
         let st = Store::open(&dir.path().join("f.db")).unwrap();
