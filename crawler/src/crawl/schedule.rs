@@ -517,11 +517,12 @@ impl Scheduler {
                 if let Some(done) = done {
                     self.finish(done)?;
                 }
+                self.last_refresh = None;
             }
-            _ = self.frontier_changed.notified() => {}
+            _ = self.frontier_changed.notified() => self.last_refresh = None,
+            // A host is due: the queue of hosts is as it was.
             _ = tokio::time::sleep_until(deadline) => {}
         }
-        self.last_refresh = None;
         Ok(())
     }
 }
