@@ -320,11 +320,15 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
     let neighborhoods = detector::neighborhoods(&p.page.url);
     let mut links = Vec::new();
     if let (Some(ls), Some(t)) = (&m.links, &p.ticket) {
-        let badness = neighborhoods
-            .last()
-            .and_then(|n| ls.store.neighborhood(n).ok().flatten())
-            .map(|a| a.badness())
-            .unwrap_or(0.0);
+        // Breadth first orders links by depth alone: no neighborhood to read.
+        let badness = match ls.focus {
+            Focus::Bfs => 0.0,
+            Focus::Labeled => neighborhoods
+                .last()
+                .and_then(|n| ls.store.neighborhood(n).ok().flatten())
+                .map(|a| a.badness())
+                .unwrap_or(0.0),
+        };
         let depth = t.depth + 1;
         match (&ls.focused, ls.focus) {
             (Some(f), Focus::Labeled) => {

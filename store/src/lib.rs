@@ -344,6 +344,8 @@ pub struct Store {
     seen: Mutex<CompactSeenSet>,
     /// The frontier's cap on open URLs (queued + in flight; see [`Store::set_frontier_cap`]).
     cap: frontier::FrontierCap,
+    /// Hosts that had URLs queued since the crawler last asked (see [`frontier`]).
+    queued_hosts: frontier::QueuedHosts,
     /// The store directory (marker, owner file, snapshot server) or the snapshot this is.
     life: lifecycle::Life,
 }
@@ -485,6 +487,7 @@ impl Store {
             acc.add(&delta);
             batch.insert(key, acc.encode().to_vec());
         }
+        let completed_tickets = !host_counts.is_empty();
         for (host, n) in host_counts {
             let n = self.host_pages(host)? + n;
             batch.insert([frontier::HOST_COUNT, host.as_bytes()].concat(), n.to_le_bytes().to_vec());
@@ -500,6 +503,10 @@ impl Store {
         out.links_queued = added_early.queued + added.queued;
         self.tree.apply_batch(batch)?;
         self.commit_seen(&fresh);
+        if completed_tickets {
+            // Tickets completed: a crawler waiting for its last pages may stop now.
+            self.queued_hosts.wake();
+        }
         Ok(out)
     }
 

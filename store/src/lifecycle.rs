@@ -707,6 +707,7 @@ fn open_dir(path: &Path, mode: Mode, cache_bytes: u64) -> Result<Store> {
         write_lock: Arc::new(Mutex::new(())),
         seen: Mutex::new(CompactSeenSet::default()),
         cap: crate::frontier::FrontierCap::default(),
+        queued_hosts: crate::frontier::QueuedHosts::default(),
         life: Life::Dir { path: path.to_path_buf(), owner_written: false, server: Mutex::new(None) },
     };
     store.check_version()?;
@@ -913,6 +914,7 @@ fn fetch_snapshot(h: &Holder) -> Result<Store> {
         write_lock: Arc::new(Mutex::new(())),
         seen: Mutex::new(CompactSeenSet::default()),
         cap: crate::frontier::FrontierCap::default(),
+        queued_hosts: crate::frontier::QueuedHosts::default(),
         life: Life::Snapshot { of: h.clone() },
     };
     store.check_version()?;
