@@ -234,15 +234,37 @@ pub fn decode_record(url: &str, file_hash: &Sha1Digest, value: &[u8]) -> Result<
 
 /// Kept text blocks, deflated.
 pub fn encode_text<'a>(blocks: impl ExactSizeIterator<Item = &'a str>) -> Result<Vec<u8>, String> {
-    use std::io::Write;
     let mut raw = Vec::new();
     put_v(&mut raw, blocks.len() as u64);
     for b in blocks {
         put_s(&mut raw, b);
     }
-    let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
-    enc.write_all(&raw).map_err(|e| e.to_string())?;
-    enc.finish().map_err(|e| e.to_string())
+    deflate(&raw)
+}
+
+thread_local! {
+    /// One deflate state per thread, reset for each page: setting up a fresh one per page
+    /// (its window and hash tables) cost 6–8 % of a crawl's CPU (BENCHMARKS.md, crawl round 2).
+    static DEFLATE: std::cell::RefCell<Option<flate2::Compress>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Raw deflate of `raw` at the fast level: the same bytes as `flate2::write::DeflateEncoder`.
+fn deflate(raw: &[u8]) -> Result<Vec<u8>, String> {
+    use flate2::{Compress, Compression, FlushCompress, Status};
+    DEFLATE.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let z = cell.get_or_insert_with(|| Compress::new(Compression::fast(), false));
+        z.reset();
+        let mut out = Vec::with_capacity(raw.len() / 2 + 64);
+        loop {
+            let read = usize::try_from(z.total_in()).map_err(|e| e.to_string())?;
+            let rest = raw.get(read..).unwrap_or_default();
+            match z.compress_vec(rest, &mut out, FlushCompress::Finish).map_err(|e| e.to_string())? {
+                Status::StreamEnd => return Ok(out),
+                Status::Ok | Status::BufError => out.reserve(out.capacity().max(1024)),
+            }
+        }
+    })
 }
 
 /// Largest inflated text accepted (a damaged value must not make us allocate without bound).
@@ -346,6 +368,29 @@ mod tests {
         let mut bad_hash = sample();
         bad_hash.text_hash = Some("zz".into());
         assert!(encode_record(&bad_hash).is_err());
+    }
+
+    #[test]
+    fn reused_deflate_state_inflates_back_page_after_page() {
+        use std::io::Read;
+        let mut x = 1u64;
+        for len in [0usize, 1, 100, 5_000, 200_000, 1_000] {
+            let raw: Vec<u8> = (0..len)
+                .map(|i| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    if i % 7 == 0 {
+                        (x >> 56) as u8
+                    } else {
+                        b"the quick brown fox "[i % 20]
+                    }
+                })
+                .collect();
+            let packed = deflate(&raw).unwrap();
+            let mut back = Vec::new();
+            flate2::read::DeflateDecoder::new(packed.as_slice()).read_to_end(&mut back).unwrap();
+            assert_eq!(back, raw, "{len} bytes");
+            assert!(len < 5_000 || packed.len() < len, "{len} bytes deflated to {}", packed.len());
+        }
     }
 
     #[test]
