@@ -210,16 +210,17 @@ pub(crate) fn word_features<B: BlockList + ?Sized>(blocks: &B) -> (u64, Vec<u32>
 /// Shingle hashes a page keeps for near-replica detection ([`ShingleSketch`]): at most this
 /// many, the smallest.
 ///
-/// 192: on `../shared/data/reuse` near-replica pairs score F1 0.993 (128: 0.987, 256: 0.9935,
-/// the whole sets 0.9985), and the Debian docs store stays at 1.6 KB a page (256: 2.1 KB).
-pub const SKETCH_SIZE: usize = 192;
+/// 160: on `../shared/data/reuse` near-replica pairs score F1 0.992 (128: 0.987, 192: 0.993,
+/// 256: 0.9935, the whole sets 0.9985), and the Debian docs store stays at 1.6 KB a page on
+/// disk (192: 1.7–1.9 KB, 256: 2.1 KB; sled's files grow about 3 bytes for each byte of record).
+pub const SKETCH_SIZE: usize = 160;
 
 /// Bits of a sketch hash: a shingle's 32-bit hash ([`shingle_hash`]) less its low 8 bits
 /// ([`sketch_hash`]). Stored as gaps, a sketch of a page of n shingles costs about
 /// log2(2^24 / n) bits a hash instead of log2(2^32 / n). Two sketches of pages of n
-/// shingles hold about 192 · n / 2^24 pairs of distinct shingles that share a sketch hash
-/// (0.02 for n = 2,000; 1 in 192 hashes at n = 65,536), far less than an estimated
-/// Jaccard's sampling error (about 1/√192).
+/// shingles hold about 160 · n / 2^24 pairs of distinct shingles that share a sketch hash
+/// (0.02 for n = 2,000; 1 in 160 hashes at n = 65,536), far less than an estimated
+/// Jaccard's sampling error (about 1/√160).
 pub const SKETCH_HASH_BITS: u32 = 24;
 
 /// A shingle's hash as sketches keep it (its top [`SKETCH_HASH_BITS`] bits).

@@ -377,8 +377,9 @@ fn host_of(url: &str) -> String {
 /// Read every page of the store with its replica features, from the records alone: a
 /// page's shingles are its stored sketch (`PageRecord::sketch`, the smallest
 /// `detector::shingles::SKETCH_SIZE` hashes of its word-4-shingle set, computed in the scan's
-/// fingerprint pool), or its whole set when a caller stored it under `w/`. No page text is
-/// read (only [`cluster_differs`] reads text, for the differing passages it shows).
+/// fingerprint pool). No page text is read (only [`cluster_differs`] reads text, for the
+/// differing passages it shows). Whole sets under `w/` (format 1 and 2 stores, refused
+/// now) are not read: their hashes are not the sketches'.
 pub fn load(store: &Store) -> Result<(Vec<PageInfo>, Vec<DocInput>)> {
     let mut pages = Vec::new();
     let mut docs = Vec::new();
@@ -388,16 +389,8 @@ pub fn load(store: &Store) -> Result<(Vec<PageInfo>, Vec<DocInput>)> {
             eprintln!("warning: {}: bad file hash {:?}, skipped", rec.url, rec.file_hash);
             continue;
         };
-        let whole = store.shingles_of(&rec.url, &file_hash)?;
-        let (shingles, partial, size) = if !whole.is_empty() {
-            // A whole set, as sketch hashes so that it compares with the others.
-            let n = whole.len();
-            let sk = detector::shingles::ShingleSketch::of_set(&whole, usize::MAX);
-            (sk.hashes, false, n)
-        } else {
-            let size = rec.sketch.estimated_size();
-            (rec.sketch.hashes, !rec.sketch.complete, size)
-        };
+        let size = rec.sketch.estimated_size();
+        let (shingles, partial) = (rec.sketch.hashes, !rec.sketch.complete);
         pages.push(PageInfo { url: rec.url.clone(), file_hash, simhash: rec.simhash, shingles: size });
         docs.push(DocInput {
             host: host_of(&rec.url),

@@ -12,10 +12,10 @@
 //! | prefix | key | value |
 //! |---|---|---|
 //! | `m/` | meta name | format version, label-set identity |
-//! | `p/` | URL `\0` file SHA-1 (20 bytes) | [`PageRecord`], binary ([`record`]), encoded in the worker pools |
+//! | `p/` | URL `\0` file SHA-1 (20 bytes) | [`PageRecord`], binary ([`record`]), encoded in the worker pools, with the page's shingle sketch |
 //! | `n/` | neighborhood URL prefix | [`NeighborhoodAccumulator`] (32 bytes LE) |
 //! | `t/` | URL `\0` file SHA-1 (as `p/`) | only with `--keep-text`: the page's cleaned text blocks ([`record::encode_text`]), deflated |
-//! | `w/` | URL `\0` file SHA-1 (20 bytes) | the page's shingle set: sorted distinct `u32` LE, 4 bytes per shingle (optional since format 2: scans no longer write it) |
+//! | `w/` | URL `\0` file SHA-1 (20 bytes) | the page's shingle set: sorted distinct `u32` LE, 4 bytes per shingle (optional since format 2: scans no longer write it; `ditto replicas` compares the records' sketches since format 4) |
 //! | `o/` | arrival number (u64 BE) | live origins row of `ditto scan/crawl --origins` (JSON) |
 //! | `l/` | neighborhood URL prefix | review label (see [`labels`]) |
 //! | `x/` | chunk SHA-1 (20 bytes) | reviewed stop chunk (see [`labels`]) |
