@@ -190,31 +190,50 @@ struct BitReader<'a> {
 }
 
 impl BitReader<'_> {
-    fn bit(&mut self) -> Result<u64, String> {
-        let byte = self.b.get(self.pos / 8).ok_or("the sketch's bits end early")?;
-        let x = (byte >> (self.pos % 8)) & 1;
-        self.pos += 1;
-        Ok(u64::from(x))
+    /// Bits not read yet.
+    fn left(&self) -> usize {
+        (self.b.len() * 8).saturating_sub(self.pos)
     }
 
+    /// The next up to 57 bits, low bit first (zeros past the end).
+    fn peek(&self) -> u64 {
+        let at = self.pos / 8;
+        let mut a = [0u8; 8];
+        let rest = self.b.get(at..).unwrap_or_default();
+        let n = rest.len().min(8);
+        a[..n].copy_from_slice(&rest[..n]);
+        u64::from_le_bytes(a) >> (self.pos % 8)
+    }
+
+    /// The next `k` bits (k ≤ 32).
     fn get(&mut self, k: u32) -> Result<u64, String> {
-        let mut x = 0;
-        for i in 0..k {
-            x |= self.bit()? << i;
+        if k as usize > self.left() {
+            return Err("the sketch's bits end early".into());
         }
+        let x = if k == 0 { 0 } else { self.peek() & (u64::MAX >> (64 - k)) };
+        self.pos += k as usize;
         Ok(x)
     }
 
     /// A unary number (ones ended by a zero); a 24-bit gap's quotient is never above 2^32.
     fn unary(&mut self) -> Result<u64, String> {
         let mut q = 0u64;
-        while self.bit()? == 1 {
-            q += 1;
+        loop {
+            let avail = self.left().min(57);
+            if avail == 0 {
+                return Err("the sketch's bits end early".into());
+            }
+            let ones = (!self.peek()).trailing_zeros() as usize;
+            if ones < avail {
+                self.pos += ones + 1;
+                return Ok(q + ones as u64);
+            }
+            q += avail as u64;
+            self.pos += avail;
             if q > 1 << 32 {
                 return Err("a unary run is too long".into());
             }
         }
-        Ok(q)
     }
 }
 
@@ -495,6 +514,25 @@ mod tests {
             let per_hash = (v.len() - bare.len()) as f64 / r.sketch.hashes.len() as f64;
             if r.sketch.hashes.len() >= 100 {
                 assert!(per_hash < 2.3, "n {n}: {per_hash} bytes a hash");
+            }
+        }
+    }
+
+    #[test]
+    fn sketches_with_long_unary_runs_round_trip() {
+        // 100 small hashes and one huge: the mean gap is small, so the last gap's quotient
+        // is a unary run of hundreds of bits, read across several 57-bit windows.
+        let mut hashes: Vec<u32> = (1..=100).collect();
+        hashes.push(u32::MAX);
+        for complete in [false, true] {
+            let r = PageRecord {
+                sketch: detector::shingles::ShingleSketch { hashes: hashes.clone(), complete },
+                ..sample()
+            };
+            let v = encode_record(&r).unwrap();
+            assert_eq!(decode_record(&r.url, &[7u8; 20], &v).unwrap(), r);
+            for cut in 0..v.len() {
+                assert!(decode_record("u", &[0; 20], &v[..cut]).is_err(), "cut at {cut}");
             }
         }
     }
