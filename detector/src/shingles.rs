@@ -158,8 +158,12 @@ pub struct ReplicaFeatures {
     pub simhash: u64,
     /// SHA-1 of the normalized visible text ([`text_hash`]).
     pub text_hash: Option<Sha1Digest>,
-    /// Word-[`SHINGLE_WORDS`]-shingle set ([`shingle_set`]).
+    /// Word-[`SHINGLE_WORDS`]-shingle set ([`shingle_set`]); empty where the caller did not
+    /// ask for it (the scan).
     pub shingles: Vec<u32>,
+    /// Bottom-[`SKETCH_SIZE`] sketch of the page's long-word shingles
+    /// ([`long_word_sketch_of_blocks`]): what the store keeps and `ditto replicas` compares.
+    pub sketch: ShingleSketch,
 }
 
 /// SimHash, text hash and shingle set of a page's cleaned blocks.
@@ -170,8 +174,8 @@ pub struct ReplicaFeatures {
 /// [`text_hash`] and [`shingle_set`] over [`visible_text`] (tested): block boundaries are
 /// never inside a word because the join adds a space.
 pub fn replica_features<B: BlockList + ?Sized>(blocks: &B, norm: &Normalization) -> ReplicaFeatures {
-    let (simhash, shingles) = word_features(blocks);
-    ReplicaFeatures { simhash, text_hash: text_hash(blocks, norm), shingles }
+    let (simhash, shingles, sketch) = word_features(blocks);
+    ReplicaFeatures { simhash, text_hash: text_hash(blocks, norm), shingles, sketch }
 }
 
 /// The page's word-[`SHINGLE_WORDS`]-shingle set from its cleaned blocks: equal to
@@ -180,20 +184,23 @@ pub fn shingle_set_of_blocks<B: BlockList + ?Sized>(blocks: &B) -> Vec<u32> {
     word_features(blocks).1
 }
 
-/// SimHash and shingle set from one pass over the words of all blocks: each word's hash
-/// feeds the SimHash bit counts and, with the three words before it, one shingle hash (no
-/// vector of word hashes in between).
-pub(crate) fn word_features<B: BlockList + ?Sized>(blocks: &B) -> (u64, Vec<u32>) {
+/// SimHash, shingle set and sketch from one pass over the words of all blocks: each word's
+/// hash feeds, with the three words before it, one shingle hash (no vector of word hashes in
+/// between); a long word's also the SimHash bit counts and the sketch
+/// ([`long_word_sketch_of_blocks`]).
+pub(crate) fn word_features<B: BlockList + ?Sized>(blocks: &B) -> (u64, Vec<u32>, ShingleSketch) {
     const _: () = assert!(SHINGLE_WORDS == 4);
     // About one word per six bytes of text; reserving avoids regrowing the vector.
     let mut shingles: Vec<u32> = Vec::with_capacity(blocks.text_bytes() / 5);
     let mut ones = BitCounts::default();
+    let mut roll = SketchRoll::new(SKETCH_SIZE);
     let mut last = [0u64; SHINGLE_WORDS];
     let mut seen = 0usize;
     for b in blocks.blocks() {
         for_each_word(b, |h, long| {
             if long {
                 ones.add(h);
+                roll.push(h);
             }
             last = [last[1], last[2], last[3], h];
             seen += 1;
@@ -204,7 +211,7 @@ pub(crate) fn word_features<B: BlockList + ?Sized>(blocks: &B) -> (u64, Vec<u32>
     }
     let simhash = ones.simhash();
     sort_dedup(&mut shingles);
-    (simhash, shingles)
+    (simhash, shingles, roll.finish())
 }
 
 /// Shingle hashes a page keeps for near-replica detection ([`ShingleSketch`]): at most this
@@ -305,28 +312,101 @@ pub fn sketch_jaccard(a: &[u32], cut_a: u64, b: &[u32], cut_b: u64) -> (f64, usi
     (j, shared, union)
 }
 
-/// The page's [`ShingleSketch`] of at most `k` hashes from its cleaned blocks: the same words
-/// and shingles as [`shingle_set_of_blocks`], each as its [`sketch_hash`], keeping only hashes
-/// below a falling bound.
-pub fn shingle_sketch_of_blocks<B: BlockList + ?Sized>(blocks: &B, k: usize) -> ShingleSketch {
-    const _: () = assert!(SHINGLE_WORDS == 4);
-    let k = k.max(1);
-    let mut keep = BottomK { k, buf: Vec::with_capacity(4 * k), limit: u32::MAX, truncated: false };
-    let mut last = [0u64; SHINGLE_WORDS];
-    let mut seen = 0usize;
+/// The page's [`ShingleSketch`] of at most `k` hashes from its cleaned blocks, word by word:
+/// the reference for the scan's word pass, which computes the same sketch beside the SimHash
+/// ([`crate::fingerprint::scan`]; tested equal on both of its paths).
+///
+/// A sketch's shingles are the 4-shingles of the page's *long* words (more than 3
+/// characters, the SimHash's words; [`long_shingle_hash`]), across block boundaries: the
+/// word pass hashes only those, so the sketch costs one combine and one compare a long
+/// word there. Leaving the short words out is the usual stop-word-free shingling of
+/// near-duplicate work; it is a different set from [`shingle_set`]'s, so sketches are only
+/// ever compared with sketches computed this way.
+pub fn long_word_sketch_of_blocks<B: BlockList + ?Sized>(blocks: &B, k: usize) -> ShingleSketch {
+    let mut roll = SketchRoll::new(k);
     for b in blocks.blocks() {
-        for_each_word(b, |h, _| {
-            last = [last[1], last[2], last[3], h];
-            seen += 1;
-            if seen >= SHINGLE_WORDS {
-                keep.push(sketch_hash(shingle_hash(&last)));
+        for_each_word(b, |h, long| {
+            if long {
+                roll.push(h);
             }
         });
     }
-    keep.finish()
+    roll.finish()
+}
+
+/// The sketch hash ([`SKETCH_HASH_BITS`] bits) of the shingle of four consecutive long words
+/// from their 64-bit word hashes ([`hash64`], already avalanched), oldest first: each
+/// rotated by its place (odd amounts, so no rotation of one shingle's combine is another's),
+/// combined, then one multiply whose top bits are kept.
+#[inline(always)]
+pub fn long_shingle_hash(w: [u64; 4]) -> u32 {
+    let x = w[3] ^ w[2].rotate_left(17) ^ w[1].rotate_left(34) ^ w[0].rotate_left(51);
+    (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SKETCH_HASH_BITS)) as u32
+}
+
+/// The bottom-k sketch of a stream of long-word hashes: the three words before, and the
+/// smallest shingle hashes so far ([`long_shingle_hash`]). What the word pass feeds.
+#[derive(Debug, Clone)]
+pub struct SketchRoll {
+    /// The three long words before, oldest first.
+    prev: [u64; 3],
+    /// Long words pushed.
+    seen: usize,
+    keep: BottomK,
+}
+
+impl SketchRoll {
+    /// A sketch of at most `k` hashes (at least 1).
+    pub fn new(k: usize) -> Self {
+        let k = k.max(1);
+        SketchRoll {
+            prev: [0; 3],
+            seen: 0,
+            keep: BottomK { k, buf: Vec::with_capacity(4 * k), limit: u32::MAX, truncated: false },
+        }
+    }
+
+    /// The next long word's hash, in page order.
+    #[inline(always)]
+    pub fn push(&mut self, h: u64) {
+        let [a, b, c] = self.prev;
+        let x = long_shingle_hash([a, b, c, h]);
+        self.prev = [b, c, h];
+        self.seen += 1;
+        // Almost always false once the first few hundred shingles are in. The limit is
+        // `u32::MAX` until k shingles are kept, so the first three words (no shingle yet)
+        // always take this branch and are left out there.
+        if x <= self.keep.limit {
+            self.keep_shingle(x);
+        } else {
+            // Above the k-th smallest distinct value: the set has more than k.
+            self.keep.truncated = true;
+        }
+    }
+
+    #[inline(never)]
+    fn keep_shingle(&mut self, x: u32) {
+        if self.seen >= SHINGLE_WORDS {
+            self.keep.push(x);
+        }
+    }
+
+    /// The first `n` of `hashes`, in order.
+    #[inline(always)]
+    pub fn push_batch(&mut self, hashes: &[u64; 8], n: usize) {
+        for &h in hashes.iter().take(n) {
+            self.push(h);
+        }
+    }
+
+    /// The sketch of the shingles pushed.
+    pub fn finish(self) -> ShingleSketch {
+        self.keep.finish()
+    }
 }
 
 /// The k smallest distinct values pushed.
+#[derive(Debug, Clone)]
 struct BottomK {
     k: usize,
     buf: Vec<u32>,
@@ -554,30 +634,58 @@ pub(crate) fn palette_text(palette: &[&str], x: &mut u64, len: usize) -> String 
         .collect()
 }
 
+/// [`long_word_sketch_of_blocks`] the plain way (tests): the long words of the visible text,
+/// every window of four, hashed, sorted, deduplicated, the `k` smallest.
+#[cfg(test)]
+pub(crate) fn long_sketch_reference<B: BlockList + ?Sized>(blocks: &B, k: usize) -> ShingleSketch {
+    let text = visible_text(blocks);
+    let long: Vec<u64> =
+        words(&text).filter(|w| w.chars().nth(3).is_some()).map(|w| hash64(w.as_bytes())).collect();
+    let mut all: Vec<u32> = long.windows(4).map(|w| long_shingle_hash([w[0], w[1], w[2], w[3]])).collect();
+    all.sort_unstable();
+    all.dedup();
+    let complete = all.len() <= k.max(1);
+    all.truncate(k.max(1));
+    ShingleSketch { hashes: all, complete }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn sketch_is_the_smallest_hashes_of_the_set() {
+    fn sketch_is_the_smallest_long_word_shingle_hashes() {
         let mut x = 7u64;
-        for len in [0usize, 3, 10, 200, 2000, 20000] {
+        for len in [0usize, 3, 5, 10, 200, 2000, 20000] {
             let text = palette_text(&WORD_TEST_PIECES, &mut x, len);
-            let blocks = [text.as_str(), "and one more block of words"];
-            let set = shingle_set_of_blocks(&blocks[..]);
+            let blocks = [text.as_str(), "and one more block of words", "ab", "Ünïcode día þriðja"];
             for k in [1usize, 5, 256] {
-                let sk = shingle_sketch_of_blocks(&blocks[..], k);
-                assert_eq!(sk, ShingleSketch::of_set(&set, k), "len {len} k {k}");
-                assert_eq!(sk.complete, set.len() <= k);
+                let sk = long_word_sketch_of_blocks(&blocks[..], k);
+                let want = long_sketch_reference(&blocks[..], k);
+                assert_eq!(sk, want, "len {len} k {k}");
+                assert!(sk.hashes.iter().all(|&h| h < 1 << SKETCH_HASH_BITS));
                 if sk.complete {
-                    assert_eq!(sk.estimated_size(), set.len());
+                    assert!(sk.hashes.len() <= k);
+                    assert_eq!(sk.estimated_size(), sk.hashes.len());
                 }
             }
+            // The features' sketch is the same one.
+            assert_eq!(replica_features(&blocks[..], &Normalization::default()).sketch, {
+                long_word_sketch_of_blocks(&blocks[..], SKETCH_SIZE)
+            });
         }
+        // Fewer than four long words: no shingle; short words neither break nor join them.
+        assert_eq!(long_word_sketch_of_blocks(&["the cat sat on a mat with three"][..], 8).hashes.len(), 0);
+        let one = long_word_sketch_of_blocks(&["alpha a bravo of charlie to delta"][..], 8);
+        let same = long_word_sketch_of_blocks(&["Alpha", "bravo, charlie; DELTA"][..], 8);
+        assert_eq!(one.hashes.len(), 1);
+        assert_eq!(one, same);
+        // Order matters.
+        assert_ne!(one, long_word_sketch_of_blocks(&["bravo alpha charlie delta"][..], 8));
         // A big set: the size estimate is within a few standard errors (1/sqrt(k)).
-        let text: String = (0..20_000).map(|i| format!("w{i} ")).collect();
-        let sk = shingle_sketch_of_blocks(&[text.as_str()][..], 256);
-        let n = shingle_set(&text, 4).len() as f64;
+        let text: String = (0..20_000).map(|i| format!("word{i} ")).collect();
+        let sk = long_word_sketch_of_blocks(&[text.as_str()][..], 256);
+        let n = 20_000.0 - 3.0;
         assert!(!sk.complete);
         assert!((sk.estimated_size() as f64 / n - 1.0).abs() < 0.25, "{} vs {n}", sk.estimated_size());
     }
@@ -675,6 +783,7 @@ mod tests {
                 simhash: crate::simhash::page_simhash(&text),
                 text_hash: (!normalized.is_empty()).then(|| sha1(normalized.as_bytes())),
                 shingles: shingle_set(&text, SHINGLE_WORDS),
+                sketch: long_sketch_reference(blocks, SKETCH_SIZE),
             }
         };
         let cases: Vec<Vec<&str>> = vec![

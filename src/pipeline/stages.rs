@@ -67,10 +67,9 @@ pub struct FingerprintedPage {
     pub ticket: Option<FrontierEntry>,
     pub doc: CleanedDoc,
     pub fp: detector::Fingerprints,
-    /// SimHash, visible-text hash and shingle set (near-replicas, `ditto replicas`).
+    /// SimHash, visible-text hash and the bounded shingle sketch stored with the record
+    /// (near-replicas: `ditto replicas` compares the sketches); no shingle set.
     pub replica: detector::shingles::ReplicaFeatures,
-    /// The bounded shingle sketch stored with the record (`ditto replicas` compares it).
-    pub sketch: detector::shingles::ShingleSketch,
 }
 
 /// Settings of the trap filter stage.
@@ -164,9 +163,10 @@ pub fn clean(p: FilteredPage, opts: &CleanOptions) -> CleanedPage {
 
 /// Fingerprint stage (§3.1 steps 1–2): normalized chunk SHA-1s; the body is dropped. Also
 /// the page's Khan & Ali SimHash and visible-text SHA-1, each block normalized once for both
-/// (`detector::fingerprint::scan::fingerprint_for_scan`), and the page's bounded word-4-shingle
-/// sketch (`detector::shingles::shingle_sketch_of_blocks`, at most `SKETCH_SIZE` hashes),
-/// stored with the record for `ditto replicas` (`replicas::load`); the whole set is not kept.
+/// (`detector::fingerprint::scan::fingerprint_for_scan`), and the page's bounded sketch of its
+/// long-word 4-shingles (`detector::shingles::long_word_sketch_of_blocks`, at most
+/// `SKETCH_SIZE` hashes) from the SimHash's word pass, stored with the record for `ditto
+/// replicas` (`replicas::load`); the whole set is not computed.
 ///
 /// A chunk's SHA-1 is computed only when the match stage can use it ([`DigestNeed`]).
 pub fn fingerprint(mut p: CleanedPage, norm: &Normalization, need: &DigestNeed) -> FingerprintedPage {
@@ -181,8 +181,7 @@ pub fn fingerprint(mut p: CleanedPage, norm: &Normalization, need: &DigestNeed) 
         ),
     };
     p.page.body = Vec::new();
-    let sketch = detector::shingles::shingle_sketch_of_blocks(&p.doc.blocks, detector::shingles::SKETCH_SIZE);
-    FingerprintedPage { page: p.page, ticket: p.ticket, doc: p.doc, fp, replica, sketch }
+    FingerprintedPage { page: p.page, ticket: p.ticket, doc: p.doc, fp, replica }
 }
 
 /// Which chunk SHA-1s the match stage can use: those of chunks long enough to be in the
@@ -366,13 +365,9 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
             origin: p.page.origin,
             simhash: Some(p.replica.simhash),
             text_hash: p.replica.text_hash.as_ref().map(|h| detector::fingerprint::hex(h)),
-            shingles: if p.replica.shingles.is_empty() {
-                p.sketch.estimated_size() as u32
-            } else {
-                p.replica.shingles.len() as u32
-            },
+            shingles: p.replica.sketch.estimated_size() as u32,
             near_duplicate_of,
-            sketch: p.sketch,
+            sketch: p.replica.sketch,
         },
         file_hash,
         fetched,

@@ -51,9 +51,14 @@ pub use lifecycle::{CRAWL_CACHE_BYTES, DEFAULT_CACHE_BYTES};
 /// - 3 (2026-11-24): records are binary ([`record`]), encoded in the worker pools; text is
 ///   stored only with `--keep-text` (evidence is read back from the page's source).
 ///   Older stores are refused with a message to re-scan.
-/// - 4 (2026-11-24): each record carries the page's bounded shingle sketch (record layout 2),
-///   so near-replica analysis reads no page text.
-pub const STORE_FORMAT_VERSION: u32 = 4;
+/// - 4 (2026-11-24, branch `sketch` only): each record carries the page's bounded shingle
+///   sketch (record layout 2), so near-replica analysis reads no page text; the sketch was of
+///   all words' 4-shingles, from a word pass of its own.
+/// - 5 (2026-11-24): the same record layout, but the sketch is of the 4-shingles of the long
+///   words (more than 3 characters), computed in the SimHash's word pass
+///   (`detector::shingles::long_word_sketch_of_blocks`): other hashes, so format 4 sketches
+///   cannot be compared with these and format 4 stores are refused (re-scan).
+pub const STORE_FORMAT_VERSION: u32 = 5;
 
 /// The same as [`STORE_FORMAT_VERSION`] (the older name).
 pub const FORMAT_VERSION: u32 = STORE_FORMAT_VERSION;
@@ -157,13 +162,14 @@ pub struct PageRecord {
     /// the page has no text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_hash: Option<String>,
-    /// Distinct word 4-shingles of the page: exact when `sketch` is complete (or the set is
-    /// kept under `w/`, [`Store::shingles_of`]), else estimated from the sketch.
+    /// Distinct long-word 4-shingles of the page (the sketch's shingles): exact when `sketch`
+    /// is complete, else estimated from it.
     #[serde(default)]
     pub shingles: u32,
     /// The page's bounded shingle sketch (`detector::shingles::ShingleSketch`, at most
-    /// `SKETCH_SIZE` hashes), computed in the fingerprint pool: what `ditto replicas`
-    /// compares, so it needs no page text. Empty for a page without text.
+    /// `SKETCH_SIZE` hashes of its long-word 4-shingles), computed in the fingerprint pool's
+    /// SimHash word pass: what `ditto replicas` compares, so it needs no page text. Empty for
+    /// a page of fewer than four long words.
     #[serde(skip)]
     pub sketch: detector::shingles::ShingleSketch,
     /// URL of an earlier page of the same scan or crawl whose SimHash is within k (default 3)
