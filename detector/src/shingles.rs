@@ -222,6 +222,16 @@ pub(crate) fn word_features<B: BlockList + ?Sized>(blocks: &B) -> (u64, Vec<u32>
 /// disk (192: 1.7–1.9 KB, 256: 2.1 KB; sled's files grow about 3 bytes for each byte of record).
 pub const SKETCH_SIZE: usize = 160;
 
+/// `ditto replicas`' and `ditto recrawl`'s default near-replica threshold on the Jaccard of
+/// two pages' sketches ([`long_word_sketch_of_blocks`]: long-word 4-shingles).
+///
+/// Lower than the reuse truth's 0.8 because it is another measure: leaving the short words
+/// out leaves about half the shingles, and a changed long word still breaks four of them, so
+/// the same edits lower the Jaccard more (two pages at 0.80 over all words' shingles are at
+/// about 0.72–0.78 over long words'). On `../shared/data/reuse` (BENCHMARKS.md, "Sketch in the
+/// word pass"): F1 0.966 at 0.80, 0.982 at 0.78, 0.9916 at 0.74–0.75, 0.989 at 0.70–0.72.
+pub const SKETCH_NEAR_THRESHOLD: f64 = 0.75;
+
 /// Bits of a sketch hash: a shingle's 32-bit hash ([`shingle_hash`]) less its low 8 bits
 /// ([`sketch_hash`]). Stored as gaps, a sketch of a page of n shingles costs about
 /// log2(2^24 / n) bits a hash instead of log2(2^32 / n). Two sketches of pages of n

@@ -13,10 +13,14 @@ use std::time::Instant;
 use common::{run_ok, shared_data, wikipedia_labelset};
 
 /// Measured 2026-11-23 on whole shingle sets: P 1.000, R 0.997, F1 0.9985; 2026-11-24 on the
-/// stored 160-hash sketches (store format 4): P 1.000, R 0.984, F1 0.992 (BENCHMARKS.md). The
-/// floor leaves a little room, and stays above the MinHashLSH peer's 0.957.
-const F1_FLOOR: f64 = 0.99;
-const PRECISION_FLOOR: f64 = 0.995;
+/// stored 160-hash sketches of all words' shingles (store format 4): P 1.000, R 0.984, F1
+/// 0.992; then on sketches of the long words' shingles from the SimHash's word pass (format
+/// 5, threshold 0.75): P 0.985, R 0.998, F1 0.9916 (BENCHMARKS.md, "Sketch in the word
+/// pass"). Every false positive there is a Clang page against its own reST source (or the
+/// other version's), pairs the truth's all-words measure puts just under 0.8. The floors
+/// leave a little room, and stay above the MinHashLSH peer's 0.957 (the issue's goal: 0.97).
+const F1_FLOOR: f64 = 0.985;
+const PRECISION_FLOOR: f64 = 0.98;
 
 struct Score {
     pred: usize,

@@ -24,7 +24,7 @@ pub struct RecrawlArgs {
     #[arg(long)]
     pub skipped_out: Option<PathBuf>,
     /// Jaccard at or above which pages are near replicas (as `ditto replicas`).
-    #[arg(long, default_value_t = 0.8)]
+    #[arg(long, default_value_t = detector::shingles::SKETCH_NEAR_THRESHOLD)]
     pub threshold: f64,
     /// SimHash candidate distance (as `ditto replicas`); `none` turns it off.
     #[arg(long, default_value = "3")]
