@@ -39,12 +39,13 @@ pub(super) trait WordSink {
     fn add_batch<const AVX512: bool>(&mut self, hashes: &[u64; BATCH], n: usize);
     /// One hash.
     fn add(&mut self, h: u64);
-    /// The first `n` of `hashes`, the others 0 (an AVX-512 window's).
+    /// The first `n` of `hashes`, the others 0 (an AVX-512 window's), also in the lanes of
+    /// `lanes`.
     ///
     /// # Safety
-    /// The CPU must have AVX-512 F and BW.
+    /// The CPU must have AVX-512 F, BW and DQ.
     #[cfg(target_arch = "x86_64")]
-    unsafe fn add_window(&mut self, hashes: &[u64; BATCH], n: usize);
+    unsafe fn add_window(&mut self, hashes: &[u64; BATCH], lanes: std::arch::x86_64::__m512i, n: usize);
 }
 
 impl WordSink for BitCounts {
@@ -60,7 +61,7 @@ impl WordSink for BitCounts {
 
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn add_window(&mut self, hashes: &[u64; BATCH], n: usize) {
+    unsafe fn add_window(&mut self, hashes: &[u64; BATCH], _lanes: std::arch::x86_64::__m512i, n: usize) {
         // SAFETY: the caller's CPU has the features.
         unsafe { self.add_zero_padded(hashes, n, BATCH) };
     }
@@ -77,6 +78,16 @@ impl WordSink for WithSketch {
     #[inline(always)]
     fn add_batch<const AVX512: bool>(&mut self, hashes: &[u64; BATCH], n: usize) {
         self.counts.add_batch::<AVX512>(hashes, n);
+        #[cfg(target_arch = "x86_64")]
+        if AVX512 {
+            // SAFETY: `AVX512` is true only below the word pass's AVX-512 `count_long_words`,
+            // which runs only on a CPU with the features; `hashes` is 64 bytes.
+            unsafe {
+                let lanes = std::arch::x86_64::_mm512_loadu_si512(hashes.as_ptr().cast());
+                self.sketch.push_lanes(lanes, n);
+            }
+            return;
+        }
         self.sketch.push_batch(hashes, n);
     }
 
@@ -88,10 +99,12 @@ impl WordSink for WithSketch {
 
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn add_window(&mut self, hashes: &[u64; BATCH], n: usize) {
+    unsafe fn add_window(&mut self, hashes: &[u64; BATCH], lanes: std::arch::x86_64::__m512i, n: usize) {
         // SAFETY: the caller's CPU has the features.
-        unsafe { self.counts.add_zero_padded(hashes, n, BATCH) };
-        self.sketch.push_batch(hashes, n);
+        unsafe {
+            self.counts.add_zero_padded(hashes, n, BATCH);
+            self.sketch.push_lanes(lanes, n);
+        }
     }
 }
 
@@ -586,7 +599,7 @@ mod avx512 {
                     // SAFETY: `out` is 64 bytes.
                     unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), hashes) };
                     // SAFETY: same features as this function.
-                    unsafe { counts.add_window(&out, words) };
+                    unsafe { counts.add_window(&out, hashes, words) };
                     after(words);
                     p += STRIDE;
                     if let Some(last) = past {
@@ -851,7 +864,7 @@ mod tests {
         }
 
         #[cfg(target_arch = "x86_64")]
-        unsafe fn add_window(&mut self, hashes: &[u64; BATCH], n: usize) {
+        unsafe fn add_window(&mut self, hashes: &[u64; BATCH], _lanes: std::arch::x86_64::__m512i, n: usize) {
             assert!(hashes[n..].iter().all(|&h| h == 0));
             self.0.extend_from_slice(&hashes[..n]);
         }
