@@ -449,7 +449,7 @@ impl SketchRoll {
                 self.keep.buf.set_len(len + kept);
             }
             if self.keep.buf.len() >= BottomK::full(self.keep.k) {
-                self.keep.select();
+                self.keep.select(false);
             }
         }
         // The three words before the next: lanes n..n + 3 of (p, h), into `prev`.
@@ -552,7 +552,8 @@ impl BottomK {
         // Every value is a sketch hash, below 2^SKETCH_HASH_BITS: the bound of the first
         // selection is taken from that range.
         let limit = (1u32 << SKETCH_HASH_BITS) - 1;
-        BottomK { k, buf: Vec::with_capacity(Self::capacity(k)), limit, truncated: false }
+        // Most pages need far less than the whole buffer: it grows as values come.
+        BottomK { k, buf: Vec::with_capacity(Self::capacity(k).min(1024)), limit, truncated: false }
     }
 
     /// The buffer's length at which it selects.
@@ -570,14 +571,14 @@ impl BottomK {
     fn push(&mut self, h: u32) {
         self.buf.push(h);
         if self.buf.len() >= Self::full(self.k) {
-            self.select();
+            self.select(false);
         }
     }
 
     /// Keep the k smallest distinct values of the buffer, sorted, and lower `limit` to the
     /// k-th when there are k.
     #[inline(never)]
-    fn select(&mut self) {
+    fn select(&mut self, last: bool) {
         let (k, n) = (self.k, self.buf.len());
         let top = u64::from(self.limit) + 1;
         let mut bound = if n <= 2 * k { top } else { (top * (5 * k as u64 / 4) / n as u64).clamp(1, top) };
@@ -610,12 +611,14 @@ impl BottomK {
         if kept.len() == k {
             self.limit = kept[k - 1];
         }
-        kept.reserve(Self::capacity(k).saturating_sub(kept.len()));
+        if !last {
+            kept.reserve(Self::capacity(k).saturating_sub(kept.len()));
+        }
         self.buf = kept;
     }
 
     fn finish(mut self) -> ShingleSketch {
-        self.select();
+        self.select(true);
         ShingleSketch { hashes: self.buf, complete: !self.truncated }
     }
 }
