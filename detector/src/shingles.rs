@@ -217,9 +217,11 @@ pub(crate) fn word_features<B: BlockList + ?Sized>(blocks: &B) -> (u64, Vec<u32>
 /// Shingle hashes a page keeps for near-replica detection ([`ShingleSketch`]): at most this
 /// many, the smallest.
 ///
-/// 160: on `../shared/data/reuse` near-replica pairs score F1 0.992 (128: 0.987, 192: 0.993,
-/// 256: 0.9935, the whole sets 0.9985), and the Debian docs store stays at 1.6 KB a page on
-/// disk (192: 1.7–1.9 KB, 256: 2.1 KB; sled's files grow about 3 bytes for each byte of record).
+/// 160: on `../shared/data/reuse` near-replica pairs scored F1 0.992 with sketches of all
+/// words' shingles (128: 0.987, 192: 0.993, 256: 0.9935, the whole sets 0.9985), and 0.9916
+/// with the long-word sketches kept now ([`SKETCH_NEAR_THRESHOLD`]); the Debian docs store
+/// stays at 1.5–1.7 KB a page on disk (192: 1.7–1.9 KB, 256: 2.1 KB with all words' sketches;
+/// sled's files grow about 3 bytes for each byte of record).
 pub const SKETCH_SIZE: usize = 160;
 
 /// `ditto replicas`' and `ditto recrawl`'s default near-replica threshold on the Jaccard of
@@ -232,8 +234,8 @@ pub const SKETCH_SIZE: usize = 160;
 /// word pass"): F1 0.966 at 0.80, 0.982 at 0.78, 0.9916 at 0.74–0.75, 0.989 at 0.70–0.72.
 pub const SKETCH_NEAR_THRESHOLD: f64 = 0.75;
 
-/// Bits of a sketch hash: a shingle's 32-bit hash ([`shingle_hash`]) less its low 8 bits
-/// ([`sketch_hash`]). Stored as gaps, a sketch of a page of n shingles costs about
+/// Bits of a sketch hash ([`long_shingle_hash`]; [`sketch_hash`] takes as many of a
+/// [`shingle_hash`] for [`ShingleSketch::of_set`]). Stored as gaps, a sketch of a page of n shingles costs about
 /// log2(2^24 / n) bits a hash instead of log2(2^32 / n). Two sketches of pages of n
 /// shingles hold about 160 · n / 2^24 pairs of distinct shingles that share a sketch hash
 /// (0.02 for n = 2,000; 1 in 160 hashes at n = 65,536), far less than an estimated
@@ -246,8 +248,9 @@ pub fn sketch_hash(shingle: u32) -> u32 {
     shingle >> (32 - SKETCH_HASH_BITS)
 }
 
-/// A bounded sample of a page's word-4-shingle set, computed in the scan's fingerprint pool
-/// and stored with the page record, so `ditto replicas` needs no page text: the
+/// A bounded sample of a page's shingle set, computed in the scan's fingerprint pool (the
+/// long-word 4-shingles of [`long_word_sketch_of_blocks`], in the SimHash's word pass) and
+/// stored with the page record, so `ditto replicas` needs no page text: the
 /// [`SKETCH_SIZE`] smallest distinct shingle hashes (a bottom-k sketch, Broder 1997; Cohen &
 /// Kaplan 2007), or the whole set when the page has no more than that.
 ///
@@ -267,7 +270,9 @@ pub struct ShingleSketch {
 
 impl ShingleSketch {
     /// The sketch of a sorted, distinct shingle set ([`shingle_set`]'s 32-bit hashes),
-    /// keeping at most `k` hashes.
+    /// keeping at most `k` hashes. Its hashes are not those of a stored sketch (those are of
+    /// long-word shingles, [`long_word_sketch_of_blocks`]): for tests of the estimators on
+    /// known sets, never to compare with a stored sketch.
     pub fn of_set(set: &[u32], k: usize) -> Self {
         let k = k.max(1);
         let mut hashes: Vec<u32> = set.iter().map(|&h| sketch_hash(h)).collect();
