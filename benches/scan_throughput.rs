@@ -180,7 +180,7 @@ impl Split {
 /// made before the clock starts (the pipeline moves pages, it never copies them).
 fn scan_pass(pages: &[Page], m: &Matcher, norm: &Normalization) -> (f64, Split) {
     let m = &fresh(m);
-    let settings = FilterSettings { traps: TrapRules::default(), store: None };
+    let settings = FilterSettings { traps: TrapRules::default(), store: None, skip_stored: false };
     let skips = Skips::default();
     let opts = CleanOptions { extract_links: false };
     let need = stages::DigestNeed::of(m);
@@ -237,7 +237,7 @@ fn interleaved_secs(
     norm: &Normalization,
     passes: usize,
 ) -> (f64, f64, Vec<f64>) {
-    let settings = FilterSettings { traps: TrapRules::default(), store: None };
+    let settings = FilterSettings { traps: TrapRules::default(), store: None, skip_stored: false };
     let skips = Skips::default();
     let opts = CleanOptions { extract_links: false };
     let need = stages::DigestNeed::of(m);

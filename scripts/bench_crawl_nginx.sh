@@ -19,7 +19,9 @@
 # requests to one host logged less than DELAY_MS apart (1 ms allowed for `$msec` rounding),
 # or a request to a host that started before the previous one to it ended. The crawl's
 # `--stats-json` (stage busy times) is kept as WORK/round-N.json. The load average is printed
-# beside each round: on a shared machine, compare rounds of one run.
+# beside each round: on a shared machine, compare rounds of one run. Also printed: the CPU
+# seconds (user + system) of the crawl process (with /usr/bin/time, Debian's `time`) and of
+# nginx's processes, which share the machine's cores with it.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ROUNDS=${1:-3}
@@ -85,17 +87,25 @@ for round in $(seq "$ROUNDS"); do
     for _ in $(seq 100); do [ -s "$WORK/nginx/nginx.pid" ] && break; sleep 0.05; done
     NGINX_PID=$(cat "$WORK/nginx/nginx.pid")
     load=$(cut -d' ' -f1-3 /proc/loadavg)
+    timer=()
+    [ -x /usr/bin/time ] && timer=(/usr/bin/time -f "%U %S" -o "$WORK/round-$round.time")
+    rm -f "$WORK/round-$round.time"
     start=$(date +%s.%N)
-    "$DITTO" crawl --store "$WORK/crawl.db" --labelset "$WORK/wiki.dls" --seeds "$WORK/web/seeds.txt" \
+    "${timer[@]}" "$DITTO" crawl --store "$WORK/crawl.db" --labelset "$WORK/wiki.dls" --seeds "$WORK/web/seeds.txt" \
         --scope any --resolve "*.focus.test=127.0.0.1:$PORT" --min-delay-ms "$DELAY_MS" \
         --focus bfs --threads "$THREADS" --progress none --stats-json "$WORK/round-$round.json" \
         --user-agent "ditto-crawl-bench/0.1 (+http://localhost/)" "$@" >/dev/null 2>"$WORK/round-$round.err" \
         || { echo "crawl failed, see $WORK/round-$round.err" >&2; exit 1; }
     end=$(date +%s.%N)
+    # nginx's CPU seconds (master and workers), from /proc before it stops.
+    nginx_cpu=$(for p in "$NGINX_PID" $(pgrep -P "$NGINX_PID" || true); do cut -d' ' -f14,15 "/proc/$p/stat" 2>/dev/null; done \
+        | awk -v hz="$(getconf CLK_TCK)" '{t += $1 + $2} END {printf "%.2f", t / hz}')
+    crawl_cpu=$(awk '{printf "%.2f", $1 + $2}' "$WORK/round-$round.time" 2>/dev/null || echo "?")
     stop_nginx
-    python3 - "$WORK/nginx/access.log" "$WORK/round-$round.json" "$start" "$end" "$DELAY_MS" "$round" "$load" <<'PY'
+    python3 - "$WORK/nginx/access.log" "$WORK/round-$round.json" "$start" "$end" "$DELAY_MS" "$round" "$load" \
+        "$crawl_cpu" "$nginx_cpu" <<'PY'
 import json, sys
-log, stats, start, end, delay, rnd, load = sys.argv[1:]
+log, stats, start, end, delay, rnd, load, crawl_cpu, nginx_cpu = sys.argv[1:]
 start, end, delay = float(start), float(end), float(delay)
 rows = []
 for line in open(log):
@@ -120,6 +130,7 @@ busy = {k: round(v.get("busy_s", 0), 2) for k, v in s.get("stages", {}).items()}
 wall = end - start
 print(f"round {rnd}: {pages} pages (HTTP 200, robots.txt left out) in {wall:.2f} s = {pages / wall:,.0f} pages/s; "
       f"{len(rows)} requests to {len(by_host)} hosts; politeness violations: {close} closer than {delay:.0f} ms, "
-      f"{overlap} two in flight (smallest gap {min_gap:.1f} ms); load average {load}")
+      f"{overlap} two in flight (smallest gap {min_gap:.1f} ms); CPU s: crawl {crawl_cpu}, nginx {nginx_cpu}; "
+      f"load average {load}")
 PY
 done

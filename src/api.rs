@@ -151,7 +151,7 @@ impl Detector {
             origin: PageOrigin::Fetch,
         };
         let skips = Skips::default();
-        let settings = FilterSettings { traps: self.cfg.traps, store: None };
+        let settings = FilterSettings { traps: self.cfg.traps, store: None, skip_stored: false };
         let Some(filtered) = stages::filter(Input::from(page), &settings, &skips) else {
             let reason = skips.counts().into_keys().next().unwrap_or("skipped");
             return Ok(Verdict {

@@ -30,8 +30,9 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Pages the detection pipeline can hold between the crawler and the store: four channels
 /// of 16 × threads, the store writer's channel and batch (64 each), one page in each
-/// stage's hands (src/pipeline/mod.rs).
-const PIPELINE_BUFFER: usize = 4 * 16 * THREADS + 64 + 64 + 4 * THREADS;
+/// stage's hands, and the pages written but not yet durable (at most `SYNC_PAGES`, 256:
+/// batches share a flush within 100 ms; src/pipeline/mod.rs).
+const PIPELINE_BUFFER: usize = 4 * 16 * THREADS + 64 + 64 + 4 * THREADS + 256;
 /// Requests in flight at most: one per host (`--per-host-concurrency 1`).
 const MAX_IN_FLIGHT: usize = HOSTS;
 

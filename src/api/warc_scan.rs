@@ -75,7 +75,7 @@ impl Detector {
         // The records-to-pages rules (caps, cut bodies) are `ditto scan`'s own.
         let mut pages = WarcPages::from_reader(input, name, 0).with_max_size(max);
         let skips = Skips::default();
-        let settings = FilterSettings { traps: self.cfg.traps, store: None };
+        let settings = FilterSettings { traps: self.cfg.traps, store: None, skip_stored: false };
         let need = DigestNeed::of(&self.scan_matcher);
         let clean_opts = CleanOptions { extract_links: false };
         let mut seen: HashSet<Vec<u8>> = HashSet::new();

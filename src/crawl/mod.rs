@@ -268,6 +268,7 @@ pub fn run_partition(
         extract_links: true,
         progress_total_bytes: 0,
         durable_batches: true,
+        max_batch_age: crate::pipeline::CRAWL_BATCH_AGE,
     };
     let report_slot: Arc<Mutex<Option<CrawlReport>>> = Arc::new(Mutex::new(None));
     let progress = crate::crawl::progress::CrawlProgress::start(s.progress, counters.clone());

@@ -117,6 +117,7 @@ pub fn run_scan_partition(
         extract_links: false,
         progress_total_bytes: total,
         durable_batches: false,
+        max_batch_age: SCAN_BATCH_AGE,
     };
     run_pipeline(&settings, store, matcher, move |tx, skips, counters| {
         source_stage::run_partition(plan, opts, part, tx, &skips, &counters)
@@ -134,10 +135,14 @@ pub struct PipelineSettings {
     pub extract_links: bool,
     /// Input size for the progress bar (0 when unknown).
     pub progress_total_bytes: u64,
-    /// Flush the store to disk after every batch. Crawls want this: a page stored but not
-    /// yet flushed when the process is killed would be fetched again on resume. (Scans redo
-    /// lost work from their inputs, so they leave flushing to sled's timer.)
+    /// Flush the store to disk soon after each batch (batches written within
+    /// [`SYNC_EVERY`] share a flush, at most [`SYNC_PAGES`] pages). Crawls want this: a page
+    /// stored but not yet flushed when the process is killed is fetched again on resume.
+    /// (Scans redo lost work from their inputs, so they leave flushing to sled's timer.)
     pub durable_batches: bool,
+    /// A batch is written when full or when its first page has waited this long
+    /// ([`SCAN_BATCH_AGE`], [`CRAWL_BATCH_AGE`]).
+    pub max_batch_age: Duration,
 }
 
 impl PipelineSettings {
@@ -196,6 +201,9 @@ where
         metrics: &metrics.store,
         batch: Vec::with_capacity(cfg.batch_size),
         batch_size: cfg.batch_size,
+        max_batch_age: cfg.max_batch_age,
+        unsynced: 0,
+        unsynced_since: None,
         written: 0,
     };
     let write_result = writer.run(&m_rx);
@@ -298,7 +306,9 @@ fn spawn_stages(
     let (cln_tx, cln_rx) = bounded(cap);
     let (fp_tx, fp_rx) = bounded(cap);
     let mut workers = Vec::new();
-    let filter_settings = FilterSettings { traps: cfg.traps, store: Some(store.clone()) };
+    // A store that fails to answer keeps the per-page lookup (its errors are counted there).
+    let skip_stored = store.has_any_page().unwrap_or(true);
+    let filter_settings = FilterSettings { traps: cfg.traps, store: Some(store.clone()), skip_stored };
     let (s, c) = (skips.clone(), counters.clone());
     workers.extend(pool::spawn_pool(metrics.filter.clone(), 1, input, flt_tx, move |p| {
         let kept = stages::filter(p, &filter_settings, &s);
@@ -333,9 +343,25 @@ fn spawn_stages(
     workers
 }
 
-/// Batches closing when full or this old, so a slow source (a crawl) still sees its pages,
-/// and their links, stored promptly.
-const MAX_BATCH_AGE: Duration = Duration::from_millis(200);
+/// A scan's batches close when full or when their first page is this old.
+pub const SCAN_BATCH_AGE: Duration = Duration::from_millis(200);
+
+/// A crawl's batches close sooner: a page's links enter the frontier with its batch, and a
+/// host's next URLs are often those links (its politeness delay, e.g. 20 ms, is the budget);
+/// the crawl also ends only once its last pages' batch is written.
+pub const CRAWL_BATCH_AGE: Duration = Duration::from_millis(20);
+
+/// With `durable_batches`, the batches written are made durable together (one sled flush,
+/// which waits for the disk) once the oldest not yet durable is this old, or once this many
+/// pages are: a flush per batch cost a crawl more than its batches did. A kill (or a crash)
+/// loses at most these pages' records and ticket completions, and they are fetched again
+/// on resume, nothing is lost.
+pub const SYNC_EVERY: Duration = Duration::from_millis(100);
+/// See [`SYNC_EVERY`].
+pub const SYNC_PAGES: usize = 256;
+
+/// How long the writer waits for a page while its batch is empty.
+const IDLE_WAIT: Duration = Duration::from_secs(1);
 
 /// The store writer: matched pages written in batches, fed to live origins in arrival order.
 struct StoreWriter<'a> {
@@ -347,6 +373,9 @@ struct StoreWriter<'a> {
     metrics: &'a StageMetrics,
     batch: Vec<PageWrite>,
     batch_size: usize,
+    max_batch_age: Duration,
+    unsynced: usize,
+    unsynced_since: Option<Instant>,
     /// Pages written so far.
     written: u64,
 }
@@ -355,22 +384,35 @@ impl StoreWriter<'_> {
     /// Write everything `rx` sends until the match stage is done, then the last batch;
     /// stops at the first write error.
     fn run(&mut self, rx: &Receiver<PageWrite>) -> Result<()> {
-        let mut last_flush = Instant::now();
+        // When the batch's first page came.
+        let mut started: Option<Instant> = None;
         loop {
-            let wait = MAX_BATCH_AGE.saturating_sub(last_flush.elapsed()).max(Duration::from_millis(1));
+            let mut wait = match started {
+                Some(t) => self.max_batch_age.saturating_sub(t.elapsed()),
+                None => IDLE_WAIT,
+            };
+            if let Some(t) = self.unsynced_since {
+                wait = wait.min(SYNC_EVERY.saturating_sub(t.elapsed()));
+            }
             match rx.recv_timeout(wait) {
                 Ok(page) => {
                     if let Some(lo) = self.live_origins {
                         lo.observe(&page);
                     }
                     self.batch.push(page);
+                    started.get_or_insert_with(Instant::now);
                 }
                 Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
                 Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
             }
-            if self.batch.len() >= self.batch_size || last_flush.elapsed() >= MAX_BATCH_AGE {
+            if self.batch.len() >= self.batch_size
+                || started.is_some_and(|t| t.elapsed() >= self.max_batch_age)
+            {
                 self.flush()?;
-                last_flush = Instant::now();
+                started = None;
+            }
+            if self.unsynced_since.is_some_and(|t| t.elapsed() >= SYNC_EVERY) {
+                self.sync()?;
             }
         }
         self.flush()?;
@@ -380,7 +422,16 @@ impl StoreWriter<'_> {
         Ok(())
     }
 
-    /// Write the batch (and live origins' table), flushing to disk if `durable_batches`.
+    /// Make the batches written so far durable.
+    fn sync(&mut self) -> Result<()> {
+        self.store.flush().context("flushing the store")?;
+        self.unsynced = 0;
+        self.unsynced_since = None;
+        Ok(())
+    }
+
+    /// Write the batch (and live origins' table); with `durable_batches`, flush to disk when
+    /// the pages not yet durable are [`SYNC_EVERY`] old or [`SYNC_PAGES`] many.
     fn flush(&mut self) -> Result<()> {
         if self.batch.is_empty() {
             return Ok(());
@@ -392,7 +443,11 @@ impl StoreWriter<'_> {
             lo.flush(self.store)?;
         }
         if self.durable_batches {
-            self.store.flush().context("flushing the store")?;
+            self.unsynced += n;
+            self.unsynced_since.get_or_insert(t);
+            if self.unsynced >= SYNC_PAGES || self.unsynced_since.is_some_and(|s| s.elapsed() >= SYNC_EVERY) {
+                self.sync()?;
+            }
         }
         self.written += out.written;
         self.skips.add(SkipReason::AlreadyStored, out.already_stored);

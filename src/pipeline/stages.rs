@@ -75,8 +75,12 @@ pub struct FingerprintedPage {
 /// Settings of the trap filter stage.
 pub struct FilterSettings {
     pub traps: TrapRules,
-    /// Skip pages the store already has (URL + digest) before any work is done.
+    /// The store: crawled pages skipped here complete their frontier tickets in it.
     pub store: Option<Arc<Store>>,
+    /// Skip pages the store already has (URL + digest) before any work is done. Off for a
+    /// store that held no page when the scan began (a fresh store: a per-page lookup there
+    /// only finds this scan's own repeats, which the writer skips anyway).
+    pub skip_stored: bool,
 }
 
 /// Trap filter (§3.4.1): recursion errors, non-2xx statuses, non-text payloads and pages
@@ -125,7 +129,7 @@ fn filter_page(mut page: Page, s: &FilterSettings, skips: &Skips) -> Option<(Pag
     // needed for that only when the store has the URL at all; new URLs leave it to the
     // fingerprint stage.
     let mut file_hash = None;
-    if let Some(store) = &s.store {
+    if let (Some(store), true) = (&s.store, s.skip_stored) {
         match store.has_url(&page.url) {
             Ok(false) => {}
             Ok(true) => {
@@ -319,11 +323,15 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
     let neighborhoods = detector::neighborhoods(&p.page.url);
     let mut links = Vec::new();
     if let (Some(ls), Some(t)) = (&m.links, &p.ticket) {
-        let badness = neighborhoods
-            .last()
-            .and_then(|n| ls.store.neighborhood(n).ok().flatten())
-            .map(|a| a.badness())
-            .unwrap_or(0.0);
+        // Breadth first orders links by depth alone: no neighborhood to read.
+        let badness = match ls.focus {
+            Focus::Bfs => 0.0,
+            Focus::Labeled => neighborhoods
+                .last()
+                .and_then(|n| ls.store.neighborhood(n).ok().flatten())
+                .map(|a| a.badness())
+                .unwrap_or(0.0),
+        };
         let depth = t.depth + 1;
         match (&ls.focused, ls.focus) {
             (Some(f), Focus::Labeled) => {

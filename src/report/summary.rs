@@ -44,19 +44,22 @@ impl StoreSummary {
 }
 
 pub fn store_summary(store: &Store) -> Result<StoreSummary> {
-    let t = store.totals()?;
+    // One pass over the pages' counts and one over the neighborhoods.
+    let mut t = store::StoreTotals::default();
     let mut pages = MeanStd::default();
     let mut contains = Vec::new();
-    for p in store.pages() {
-        let c = p?.contains;
-        pages.push(c);
-        contains.push(c);
+    for p in store.page_counts() {
+        let p = p?;
+        t.add_page(&p);
+        pages.push(p.contains);
+        contains.push(p.contains);
     }
     let mut hoods = MeanStd::default();
     let mut badness = Vec::new();
     let mut highest = Vec::new();
     for n in store.neighborhoods() {
         let (name, acc) = n?;
+        t.neighborhoods += 1;
         let b = acc.badness();
         hoods.push(b);
         badness.push(b);

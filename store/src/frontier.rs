@@ -77,6 +77,48 @@ impl Default for FrontierCap {
     }
 }
 
+/// Hosts that had URLs queued since the crawler last asked ([`Store::frontier_take_queued_hosts`]):
+/// the scheduler keeps its queue of hosts in memory and reads only these from the store,
+/// rather than every host's queue head after each fetch.
+#[derive(Default)]
+pub(crate) struct QueuedHosts {
+    hosts: std::sync::Mutex<HashSet<String>>,
+    /// Called when a host is told of into an empty set, and when tickets are completed
+    /// ([`Store::frontier_set_waker`]).
+    waker: std::sync::RwLock<Option<Waker>>,
+}
+
+type Waker = std::sync::Arc<dyn Fn() + Send + Sync>;
+
+impl std::fmt::Debug for QueuedHosts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueuedHosts").field("hosts", &self.hosts).finish_non_exhaustive()
+    }
+}
+
+impl QueuedHosts {
+    fn note<'a>(&self, hosts: impl IntoIterator<Item = &'a str>) {
+        let mut set = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
+        let was_empty = set.is_empty();
+        for h in hosts {
+            if !set.contains(h) {
+                set.insert(h.to_string());
+            }
+        }
+        let wake = was_empty && !set.is_empty();
+        drop(set);
+        if wake {
+            self.wake();
+        }
+    }
+
+    pub(crate) fn wake(&self) {
+        if let Some(w) = &*self.waker.read().unwrap_or_else(|e| e.into_inner()) {
+            w();
+        }
+    }
+}
+
 /// One URL waiting in (or taken from) the frontier.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FrontierEntry {
@@ -263,6 +305,15 @@ pub(crate) fn queue_prefix(host_key: &str) -> Vec<u8> {
     k
 }
 
+/// The priority in a queue key (`q/` host `\0` (u32::MAX − priority) BE, sequence BE) whose
+/// host part is `prefix_len` bytes long.
+fn queue_key_priority(k: &[u8], prefix_len: usize) -> Result<u32> {
+    k.get(prefix_len..prefix_len + 4)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map(|b| u32::MAX - u32::from_be_bytes(b))
+        .ok_or_else(|| corrupt(&String::from_utf8_lossy(k), "queue key without priority"))
+}
+
 pub(crate) fn fp_key(prefix: &[u8], fp: u64) -> Vec<u8> {
     [prefix, &fp.to_be_bytes()[..]].concat()
 }
@@ -380,11 +431,11 @@ impl Store {
     /// Put unseen entries into `batch` (while the frontier has room: see
     /// [`Store::set_frontier_cap`]) and their fingerprints into `fresh`, for
     /// [`Store::commit_seen`] once the batch is applied.
-    pub(crate) fn stage_links(
+    pub(crate) fn stage_links<'a>(
         &self,
-        entries: &[FrontierEntry],
+        entries: &'a [FrontierEntry],
         batch: &mut sled::Batch,
-        fresh: &mut Vec<u64>,
+        fresh: &mut Vec<(u64, &'a str)>,
     ) -> Result<AddOutcome> {
         let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = AddOutcome::default();
@@ -401,7 +452,7 @@ impl Store {
                 continue;
             }
             self.cap.open.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            fresh.push(fp);
+            fresh.push((fp, e.host_key.as_str()));
             let seq = self.db.generate_id()?;
             let v = serde_json::to_vec(e).map_err(|x| corrupt(&e.url, x))?;
             batch.insert(queue_key(e, seq), v);
@@ -411,11 +462,35 @@ impl Store {
         Ok(out)
     }
 
-    pub(crate) fn commit_seen(&self, fresh: &[u64]) {
-        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        for &fp in fresh {
-            seen.insert(fp);
+    /// Once a batch of [`Store::stage_links`] is applied: its URLs are seen, and their hosts
+    /// have URLs queued.
+    pub(crate) fn commit_seen(&self, fresh: &[(u64, &str)]) {
+        {
+            let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+            for &(fp, _) in fresh {
+                seen.insert(fp);
+            }
         }
+        self.queued_hosts.note(fresh.iter().map(|&(_, h)| h));
+    }
+
+    /// The hosts that had URLs queued (links, seeds, requeues) since the last call, each
+    /// once, in no particular order. A crawler that keeps its list of hosts with queued URLs
+    /// in memory reads these hosts' queue heads ([`Store::frontier_peek`]) instead of every
+    /// host's ([`Store::frontier_hosts`]); a host whose queue it finds empty it drops.
+    pub fn frontier_take_queued_hosts(&self) -> Vec<String> {
+        let mut set = self.queued_hosts.hosts.lock().unwrap_or_else(|e| e.into_inner());
+        set.drain().collect()
+    }
+
+    /// Have `waker` called when URLs are queued for a host while none was waiting to be
+    /// taken by [`Store::frontier_take_queued_hosts`], and when in-flight tickets are
+    /// completed: a crawler waiting for links or for its last pages wakes at once. It is
+    /// called from whichever thread wrote, possibly under the store's write lock: it must
+    /// be quick and must not call the store (e.g. a notification).
+    pub fn frontier_set_waker(&self, waker: impl Fn() + Send + Sync + 'static) {
+        *self.queued_hosts.waker.write().unwrap_or_else(|e| e.into_inner()) =
+            Some(std::sync::Arc::new(waker));
     }
 
     /// Hosts with queued entries and the priority of each one's best entry.
@@ -450,12 +525,10 @@ impl Store {
 
     /// The priority of a host's best queued entry.
     pub fn frontier_peek(&self, host_key: &str) -> Result<Option<u32>> {
-        match self.tree.scan_prefix(queue_prefix(host_key)).next() {
+        let prefix = queue_prefix(host_key);
+        match self.tree.scan_prefix(&prefix).next() {
             None => Ok(None),
-            Some(kv) => {
-                let (_, v) = kv?;
-                Ok(Some(decode_entry(b"q/", &v)?.priority))
-            }
+            Some(kv) => Ok(Some(queue_key_priority(&kv?.0, prefix.len())?)),
         }
     }
 
@@ -472,17 +545,30 @@ impl Store {
 
     /// Take a host's best entry: it moves from the queue to in flight, atomically.
     pub fn frontier_pop(&self, host_key: &str) -> Result<Option<FrontierEntry>> {
+        Ok(self.frontier_pop_and_peek(host_key)?.map(|(e, _)| e))
+    }
+
+    /// [`Store::frontier_pop`], also returning the priority of the host's entry that is best
+    /// after it (None: the host's queue is now empty), read in the same pass.
+    pub fn frontier_pop_and_peek(&self, host_key: &str) -> Result<Option<(FrontierEntry, Option<u32>)>> {
         let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(kv) = self.tree.scan_prefix(queue_prefix(host_key)).next() else {
+        let prefix = queue_prefix(host_key);
+        let mut it = self.tree.scan_prefix(&prefix);
+        let Some(kv) = it.next() else {
             return Ok(None);
         };
         let (k, v) = kv?;
+        let next = match it.next() {
+            None => None,
+            Some(kv) => Some(queue_key_priority(&kv?.0, prefix.len())?),
+        };
+        drop(it);
         let e = decode_entry(&k, &v)?;
         let mut batch = sled::Batch::default();
         batch.remove(k);
         batch.insert(fp_key(INFLIGHT, url_fingerprint(&e.url)), v);
         self.tree.apply_batch(batch)?;
-        Ok(Some(e))
+        Ok(Some((e, next)))
     }
 
     /// Finish an in-flight URL that produced no page (error, robots, not text, redirect),
@@ -495,6 +581,7 @@ impl Store {
         let out = self.stage_links(links, &mut batch, &mut fresh)?;
         self.tree.apply_batch(batch)?;
         self.commit_seen(&fresh);
+        self.queued_hosts.wake();
         Ok(out)
     }
 
@@ -524,6 +611,7 @@ impl Store {
             batch.remove(k);
             batch.insert(queue_key(&e, self.db.generate_id()?), v);
             self.tree.apply_batch(batch)?;
+            self.queued_hosts.note([e.host_key.as_str()]);
             n += 1;
         }
         Ok(n)
@@ -537,6 +625,7 @@ impl Store {
         let v = serde_json::to_vec(e).map_err(|x| corrupt(&e.url, x))?;
         batch.insert(queue_key(e, self.db.generate_id()?), v);
         self.tree.apply_batch(batch)?;
+        self.queued_hosts.note([e.host_key.as_str()]);
         Ok(())
     }
 
@@ -589,6 +678,44 @@ mod tests {
 
     fn entry(url: &str, host: &str, priority: u32) -> FrontierEntry {
         FrontierEntry { url: url.into(), host_key: host.into(), depth: 0, priority, hops: 0 }
+    }
+
+    #[test]
+    fn queued_hosts_are_told_once_pops_peek_the_next_head_and_the_waker_hears_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let st = Store::open(&dir.path().join("f.db")).unwrap();
+        let wakes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let w = wakes.clone();
+        st.frontier_set_waker(move || {
+            w.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        });
+        let links = [
+            entry("http://a.test/1", "a.test", 5),
+            entry("http://a.test/2", "a.test", 9),
+            entry("http://b.test/1", "b.test", 1),
+        ];
+        st.frontier_add(&links).unwrap();
+        assert_eq!(wakes.load(std::sync::atomic::Ordering::Relaxed), 1, "one wake for an empty set filling");
+        let mut told = st.frontier_take_queued_hosts();
+        told.sort();
+        assert_eq!(told, ["a.test", "b.test"]);
+        assert!(st.frontier_take_queued_hosts().is_empty(), "each host is told once");
+        // Seen URLs are not queued again: nobody is told.
+        st.frontier_add(&links[..1]).unwrap();
+        assert!(st.frontier_take_queued_hosts().is_empty());
+        assert_eq!(st.frontier_peek("a.test").unwrap(), Some(9));
+        // A pop takes the best entry and tells the priority of the next one.
+        let (e, next) = st.frontier_pop_and_peek("a.test").unwrap().unwrap();
+        assert_eq!((e.url.as_str(), next), ("http://a.test/2", Some(5)));
+        let (e, next) = st.frontier_pop_and_peek("a.test").unwrap().unwrap();
+        assert_eq!((e.url.as_str(), next), ("http://a.test/1", None));
+        assert!(st.frontier_pop_and_peek("a.test").unwrap().is_none());
+        // A requeue tells its host again; completing a ticket wakes.
+        st.frontier_requeue(&e).unwrap();
+        assert_eq!(st.frontier_take_queued_hosts(), ["a.test"]);
+        let before = wakes.load(std::sync::atomic::Ordering::Relaxed);
+        st.frontier_finish("http://a.test/2", &[]).unwrap();
+        assert!(wakes.load(std::sync::atomic::Ordering::Relaxed) > before);
     }
 
     #[test]

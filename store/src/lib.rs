@@ -325,6 +325,25 @@ pub struct StoreTotals {
     pub contains_sum_fixed: u64,
 }
 
+impl StoreTotals {
+    /// Count one page in.
+    pub fn add_page(&mut self, p: &PageCounts) {
+        self.pages += 1;
+        self.chunks += u64::from(p.chunks);
+        self.labeled_chunks += u64::from(p.labeled_chunks);
+        self.pages_with_labeled_chunks += u64::from(p.labeled_chunks > 0);
+        self.contains_sum_fixed += detector::neighborhood::contains_fixed(p.contains);
+    }
+}
+
+/// The counts of one page record ([`Store::page_counts`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PageCounts {
+    pub chunks: u32,
+    pub labeled_chunks: u32,
+    pub contains: f64,
+}
+
 /// An open store.
 pub struct Store {
     /// sled, every call guarded against its panics (see [`lifecycle`]).
@@ -337,6 +356,8 @@ pub struct Store {
     seen: Mutex<CompactSeenSet>,
     /// The frontier's cap on open URLs (queued + in flight; see [`Store::set_frontier_cap`]).
     cap: frontier::FrontierCap,
+    /// Hosts that had URLs queued since the crawler last asked (see [`frontier`]).
+    queued_hosts: frontier::QueuedHosts,
     /// The store directory (marker, owner file, snapshot server) or the snapshot this is.
     life: lifecycle::Life,
 }
@@ -410,6 +431,13 @@ impl Store {
         Ok(self.tree.scan_prefix(page_url_prefix(url, 0)).next().transpose()?.is_some())
     }
 
+    /// True when the store holds at least one page capture. A scan into a store that holds
+    /// none skips [`Store::has_url`] per page: only a capture of this same scan could match,
+    /// and [`Store::write_batch`] skips those already.
+    pub fn has_any_page(&self) -> Result<bool> {
+        Ok(self.tree.scan_prefix(PAGE).next().transpose()?.is_some())
+    }
+
     /// True when this capture (URL + digest) is already stored.
     pub fn has_page(&self, url: &str, file_hash: &Sha1Digest) -> Result<bool> {
         self.tree.contains_key(page_key(url, file_hash))
@@ -471,6 +499,7 @@ impl Store {
             acc.add(&delta);
             batch.insert(key, acc.encode().to_vec());
         }
+        let completed_tickets = !host_counts.is_empty();
         for (host, n) in host_counts {
             let n = self.host_pages(host)? + n;
             batch.insert([frontier::HOST_COUNT, host.as_bytes()].concat(), n.to_le_bytes().to_vec());
@@ -486,6 +515,10 @@ impl Store {
         out.links_queued = added_early.queued + added.queued;
         self.tree.apply_batch(batch)?;
         self.commit_seen(&fresh);
+        if completed_tickets {
+            // Tickets completed: a crawler waiting for its last pages may stop now.
+            self.queued_hosts.wake();
+        }
         Ok(out)
     }
 
@@ -530,6 +563,19 @@ impl Store {
     pub fn pages(&self) -> impl Iterator<Item = Result<PageRecord>> + '_ {
         let expected = lifecycle::recorded_counts(&self.tree).map(|c| c.pages);
         lifecycle::Counted::new(self.pages_under(""), expected, "pages")
+    }
+
+    /// Every page's counts ([`PageCounts`]), in URL order, read without decoding the rest of
+    /// its record; checked against the recorded count at its end as [`Store::pages`] is.
+    pub fn page_counts(&self) -> impl Iterator<Item = Result<PageCounts>> + '_ {
+        let expected = lifecycle::recorded_counts(&self.tree).map(|c| c.pages);
+        let counts = self.tree.scan_prefix(PAGE).map(|kv| {
+            let (k, v) = kv?;
+            let (chunks, labeled_chunks, contains) =
+                record::decode_counts(&v).map_err(|e| corrupt(&printable(&k), e))?;
+            Ok(PageCounts { chunks, labeled_chunks, contains })
+        });
+        lifecycle::Counted::new(counts, expected, "pages")
     }
 
     /// Pages whose URL starts with `prefix` (e.g. a neighborhood), in URL order.
@@ -627,13 +673,8 @@ impl Store {
     /// Totals over the whole store (a full pass over pages and neighborhoods).
     pub fn totals(&self) -> Result<StoreTotals> {
         let mut t = StoreTotals::default();
-        for p in self.pages() {
-            let p = p?;
-            t.pages += 1;
-            t.chunks += p.chunks as u64;
-            t.labeled_chunks += p.labeled_chunks as u64;
-            t.pages_with_labeled_chunks += (p.labeled_chunks > 0) as u64;
-            t.contains_sum_fixed += detector::neighborhood::contains_fixed(p.contains);
+        for p in self.page_counts() {
+            t.add_page(&p?);
         }
         for n in self.neighborhoods() {
             n?;

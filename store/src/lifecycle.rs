@@ -517,8 +517,9 @@ fn random_hex() -> String {
     s
 }
 
-/// Write `bytes` to `path` through a temporary file and a rename; `private`: mode 0600.
-fn write_file_atomically(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
+/// Write `bytes` to `path` through a temporary file and a rename; `private`: mode 0600;
+/// `durable`: synced to disk before the rename.
+fn write_file_atomically(path: &Path, bytes: &[u8], private: bool, durable: bool) -> Result<()> {
     let io = |e| StoreError::Io { path: path.display().to_string(), source: e };
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let mut opts = std::fs::OpenOptions::new();
@@ -532,14 +533,16 @@ fn write_file_atomically(path: &Path, bytes: &[u8], private: bool) -> Result<()>
     let _ = private;
     let mut f = opts.open(&tmp).map_err(io)?;
     f.write_all(bytes).map_err(io)?;
-    f.sync_all().map_err(io)?;
+    if durable {
+        f.sync_all().map_err(io)?;
+    }
     drop(f);
     std::fs::rename(&tmp, path).map_err(io)
 }
 
 fn write_marker(dir: &Path, m: &Marker) -> Result<()> {
     let json = serde_json::to_vec_pretty(m).map_err(|e| StoreError::Damaged(e.to_string()))?;
-    write_file_atomically(&dir.join(MARKER), &json, false)
+    write_file_atomically(&dir.join(MARKER), &json, false, true)
 }
 
 /// The holder recorded in a store directory, if any.
@@ -638,7 +641,10 @@ impl Store {
 
 fn write_owner(dir: &Path, h: &Holder) -> Result<()> {
     let json = serde_json::to_vec(h).map_err(|e| StoreError::Damaged(e.to_string()))?;
-    write_file_atomically(&dir.join(OWNER), &json, true)
+    // Not synced: the owner file only says who holds the store now and goes at close. After
+    // a crash it may be stale, empty or missing, which readers take as "not held" (the lock
+    // is sled's, not this file's), so a sync (two per scan) would buy nothing.
+    write_file_atomically(&dir.join(OWNER), &json, true, false)
 }
 
 fn open_dir(path: &Path, mode: Mode, cache_bytes: u64) -> Result<Store> {
@@ -701,6 +707,7 @@ fn open_dir(path: &Path, mode: Mode, cache_bytes: u64) -> Result<Store> {
         write_lock: Arc::new(Mutex::new(())),
         seen: Mutex::new(CompactSeenSet::default()),
         cap: crate::frontier::FrontierCap::default(),
+        queued_hosts: crate::frontier::QueuedHosts::default(),
         life: Life::Dir { path: path.to_path_buf(), owner_written: false, server: Mutex::new(None) },
     };
     store.check_version()?;
@@ -907,6 +914,7 @@ fn fetch_snapshot(h: &Holder) -> Result<Store> {
         write_lock: Arc::new(Mutex::new(())),
         seen: Mutex::new(CompactSeenSet::default()),
         cap: crate::frontier::FrontierCap::default(),
+        queued_hosts: crate::frontier::QueuedHosts::default(),
         life: Life::Snapshot { of: h.clone() },
     };
     store.check_version()?;

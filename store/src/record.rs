@@ -293,6 +293,21 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// A record's page counts alone (chunks, labeled chunks, `contains`): the fields at its
+/// start, read without decoding the rest (origin, sources, evidence), for passes over every
+/// page that need only them (the summaries' totals and thresholds).
+pub fn decode_counts(value: &[u8]) -> Result<(u32, u32, f64), String> {
+    let mut r = Reader { b: value };
+    let layout = r.u8()?;
+    if layout != RECORD_LAYOUT {
+        return Err(format!("record layout {layout} is not {RECORD_LAYOUT}"));
+    }
+    r.take(1 + 8 + 2)?; // flags, fetch time, status
+    let (chunks, labeled_chunks) = (r.v32()?, r.v32()?);
+    let (_stop_chunks, _shingles) = (r.v32()?, r.v32()?);
+    Ok((chunks, labeled_chunks, f64::from_le_bytes(r.array()?)))
+}
+
 /// Decode a record stored under the page key of `url` and `file_hash`.
 pub fn decode_record(url: &str, file_hash: &Sha1Digest, value: &[u8]) -> Result<PageRecord, String> {
     let mut r = Reader { b: value };
@@ -468,6 +483,16 @@ mod tests {
         let v = encode_record(&bare).unwrap();
         assert_eq!(decode_record(&bare.url, &[7u8; 20], &v).unwrap(), bare);
         assert!(v.len() < 50, "{} bytes", v.len());
+    }
+
+    #[test]
+    fn counts_read_alone_equal_the_whole_record_s() {
+        for r in [sample(), PageRecord { chunks: 300, labeled_chunks: 0, contains: 0.0, ..sample() }] {
+            let v = encode_record(&r).unwrap();
+            assert_eq!(decode_counts(&v).unwrap(), (r.chunks, r.labeled_chunks, r.contains));
+            assert!(decode_counts(&v[..3]).is_err());
+        }
+        assert!(decode_counts(&[RECORD_LAYOUT + 1; 40]).is_err());
     }
 
     #[test]

@@ -48,7 +48,7 @@ fn run(
     norm: &Normalization,
     need: &DigestNeed,
 ) -> (Vec<store::PageRecord>, u64) {
-    let settings = FilterSettings { traps: TrapRules::default(), store: None };
+    let settings = FilterSettings { traps: TrapRules::default(), store: None, skip_stored: false };
     let skips = Skips::default();
     let mut unhashed = 0u64;
     let mut out = Vec::new();

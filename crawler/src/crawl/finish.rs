@@ -20,6 +20,9 @@ use crate::robots::{RobotsState, MAX_ROBOTS_BYTES};
 pub(super) struct Done {
     pub(super) host: String,
     pub(super) kind: DoneKind,
+    /// When the fetch ended (its response read to the end, or its error): the host's
+    /// politeness delay counts from here, not from when the loop takes the fetch back.
+    pub(super) finished: Instant,
 }
 
 pub(super) enum DoneKind {
@@ -40,7 +43,7 @@ pub(super) enum DoneKind {
 impl Scheduler {
     /// One finished fetch (page or robots.txt) back into host states and the frontier.
     pub(super) fn finish_fetch(&mut self, done: Done) -> Result<(), CrawlError> {
-        let now = Instant::now();
+        let now = done.finished;
         match done.kind {
             DoneKind::Robots { refused: true, .. } => self.finish_refused_robots(done.host, now),
             DoneKind::Robots { state, outcome, crawl_delay_token, refused: false } => {

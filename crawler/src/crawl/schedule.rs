@@ -20,8 +20,13 @@ use crate::fetch::{FetchErrorKind, Fetcher};
 use crate::politeness::HostState;
 use crate::robots::{product_token, RobotsState};
 
-/// How often the queue of hosts is read from the store while nothing else changes it.
+/// How often the queue of hosts is refreshed while nothing else changes it.
 const REFRESH_EVERY: Duration = Duration::from_millis(200);
+/// How often every host's queue head is read from the store again. Between these reads
+/// the scheduler keeps the hosts with queued URLs in memory, told by the store which hosts
+/// got new URLs ([`Store::frontier_take_queued_hosts`]) and by its own pops which hosts'
+/// queues shrank, so a finished fetch costs a few lookups rather than one per host.
+const FULL_READ_EVERY: Duration = Duration::from_secs(5);
 /// Longest wait for in-flight fetches once the crawl stops scheduling.
 const WIND_DOWN_WAIT: Duration = Duration::from_secs(120);
 
@@ -96,10 +101,20 @@ pub(super) struct Scheduler {
     pages_started: u64,
     /// Hosts with queued URLs, their best priority and rank, best first.
     queued: Vec<RankedHost>,
-    /// When `queued` was read; None forces a read (new links may have arrived).
+    /// Hosts with queued URLs and the priority of each one's best URL, as known: `queued`
+    /// is ranked from it.
+    best: HashMap<String, u32>,
+    /// `best` changed since `queued` was ranked.
+    best_changed: bool,
+    /// When `queued` was refreshed; None forces a refresh (new links may have arrived).
     last_refresh: Option<Instant>,
+    /// When every host's queue head was last read from the store; None forces a read.
+    last_full_read: Option<Instant>,
     /// Since when nothing was fetchable and nothing fetching.
     idle_since: Option<Instant>,
+    /// Notified by the store when hosts get new URLs or tickets are completed
+    /// ([`Store::frontier_set_waker`]), so that a waiting loop wakes at once.
+    frontier_changed: Arc<tokio::sync::Notify>,
 }
 
 impl Scheduler {
@@ -113,6 +128,9 @@ impl Scheduler {
     ) -> Scheduler {
         let CrawlIo { sink, recorder, counters, stop } = io;
         let token = product_token(&fetcher.config().user_agent).to_string();
+        let frontier_changed = Arc::new(tokio::sync::Notify::new());
+        let notify = frontier_changed.clone();
+        store.frontier_set_waker(move || notify.notify_one());
         let limiter = cfg.global_rate.and_then(|r| {
             let per_sec = NonZeroU32::new(r.ceil().max(1.0) as u32)?;
             Some(RateLimiter::direct(Quota::per_second(per_sec)))
@@ -135,7 +153,11 @@ impl Scheduler {
             in_flight: 0,
             pages_started: 0,
             queued: Vec::new(),
+            best: HashMap::new(),
+            best_changed: false,
             last_refresh: None,
+            last_full_read: None,
+            frontier_changed,
             idle_since: None,
         }
     }
@@ -204,8 +226,10 @@ impl Scheduler {
         self.finish_fetch(done)
     }
 
-    /// Re-read the hosts with queued URLs (and, partitioned, the links sent to us) when the
-    /// last read is old or was invalidated.
+    /// Refresh the hosts with queued URLs (and, partitioned, take the links sent to us) when
+    /// the last refresh is old or was invalidated: the hosts that got new URLs are read
+    /// from the store, every host only every [`FULL_READ_EVERY`]; then the hosts are ranked
+    /// again if anything changed (always with a ranker: its ranks change as it learns).
     fn refresh_queue(&mut self, now: Instant) -> Result<(), CrawlError> {
         if self.last_refresh.is_some_and(|t| now.duration_since(t) < REFRESH_EVERY) {
             return Ok(());
@@ -213,11 +237,62 @@ impl Scheduler {
         if let Some(r) = &self.links.partition {
             r.poll(&self.store)?;
         }
-        // Best rank (or priority) first; SURT order breaks ties, so runs are repeatable.
-        self.queued = rank_hosts(self.store.frontier_hosts()?, self.cfg.ranker.as_deref());
+        if self.last_full_read.is_none_or(|t| now.duration_since(t) >= FULL_READ_EVERY) {
+            self.read_all_hosts(now)?;
+        } else {
+            for host in self.store.frontier_take_queued_hosts() {
+                match self.store.frontier_peek(&host)? {
+                    Some(p) => self.set_best(host, Some(p)),
+                    None => self.set_best(host, None),
+                }
+            }
+        }
+        if self.best_changed || self.cfg.ranker.is_some() {
+            // Best rank (or priority) first; SURT order breaks ties, so runs are repeatable.
+            let hosts = self.best.iter().map(|(h, p)| (h.clone(), *p)).collect();
+            self.queued = rank_hosts(hosts, self.cfg.ranker.as_deref());
+            self.best_changed = false;
+        }
         self.counters.queued_hosts.store(self.queued.len() as u64, Relaxed);
         self.last_refresh = Some(now);
         Ok(())
+    }
+
+    /// Read every host's queue head from the store (the hosts told of meanwhile are among
+    /// them).
+    fn read_all_hosts(&mut self, now: Instant) -> Result<(), CrawlError> {
+        // Taken before the read: a host queued after it is told again.
+        self.store.frontier_take_queued_hosts();
+        let all: HashMap<String, u32> = self.store.frontier_hosts()?.into_iter().collect();
+        if all != self.best {
+            self.best = all;
+            self.best_changed = true;
+        }
+        self.last_full_read = Some(now);
+        Ok(())
+    }
+
+    /// A host's best queued priority is now `best` (None: nothing queued).
+    fn set_best(&mut self, host: String, best: Option<u32>) {
+        let changed = match best {
+            Some(p) => self.best.insert(host, p) != Some(p),
+            None => self.best.remove(&host).is_some(),
+        };
+        self.best_changed |= changed;
+    }
+
+    /// Take a host's best URL; its next one (or none) becomes the host's best.
+    fn pop(&mut self, host: &str) -> Result<Option<store::FrontierEntry>, CrawlError> {
+        match self.store.frontier_pop_and_peek(host)? {
+            Some((entry, next)) => {
+                self.set_best(host.to_string(), next);
+                Ok(Some(entry))
+            }
+            None => {
+                self.set_best(host.to_string(), None);
+                Ok(None)
+            }
+        }
     }
 
     /// One pass over the queued hosts, best first, starting what is due within the
@@ -268,7 +343,7 @@ impl Scheduler {
     ) -> Result<(), CrawlError> {
         if matches!(self.robots.get(host), Some(RobotsSlot::Refused)) {
             // Nothing is sent: drain the host's queue without politeness waits.
-            if let Some(entry) = self.store.frontier_pop(host)? {
+            if let Some(entry) = self.pop(host)? {
                 self.counters.event(CrawlEvent::FetchError(FetchErrorKind::Refused));
                 tracing::warn!(
                     host,
@@ -326,7 +401,7 @@ impl Scheduler {
         );
         tokio::spawn(async move {
             let kind = fetch_robots(&f, &robots_url, &tok, rec.as_deref()).await;
-            let _ = tx.send(Done { host: h, kind });
+            let _ = tx.send(Done { host: h, kind, finished: Instant::now() });
         });
         Ok(())
     }
@@ -340,7 +415,7 @@ impl Scheduler {
         pass: &mut Pass,
         slot: Slot,
     ) -> Result<(), CrawlError> {
-        let Some(entry) = self.store.frontier_pop(host)? else { return Ok(()) };
+        let Some(entry) = self.pop(host)? else { return Ok(()) };
         if !robots.is_allowed(&self.token, &entry.url) {
             self.counters.event(CrawlEvent::RobotsDisallowed);
             self.store.frontier_finish(&entry.url, &[])?;
@@ -373,7 +448,8 @@ impl Scheduler {
         tokio::spawn(async move {
             let fetch_time = unix_now();
             let result = f.get(&entry.url).await;
-            let _ = tx.send(Done { host: h, kind: DoneKind::Page { entry, result, fetch_time } });
+            let finished = Instant::now();
+            let _ = tx.send(Done { host: h, kind: DoneKind::Page { entry, result, fetch_time }, finished });
         });
         Ok(())
     }
@@ -391,6 +467,14 @@ impl Scheduler {
         let since = *self.idle_since.get_or_insert(now);
         let (_, tickets) = self.store.frontier_counts()?;
         if tickets == 0 || now.duration_since(since) >= self.cfg.idle_grace {
+            // Links queued since the last refresh (by the page that completed the last
+            // ticket, say) keep the crawl going: read every host again before stopping.
+            self.last_full_read = None;
+            self.last_refresh = None;
+            self.refresh_queue(now)?;
+            if !self.queued.iter().all(|h| self.is_resting(&h.host, now)) {
+                return Ok(None);
+            }
             // A partition also waits until no partition has work or links in transit.
             let done = match &self.links.partition {
                 Some(r) => r.idle_and_done()?,
@@ -418,18 +502,26 @@ impl Scheduler {
                 if *expires > now && matches!(**r, RobotsState::DisallowAll))
     }
 
-    /// Wait until the next host is due (1–100 ms, 50 ms when none is) or a fetch finishes.
+    /// Wait until the next host is due (at most 100 ms), a fetch finishes, or the store
+    /// tells of new URLs or completed tickets.
     async fn wait_for_a_fetch(
         &mut self,
         done_rx: &mut UnboundedReceiver<Done>,
         next_due: Option<Instant>,
         now: Instant,
     ) -> Result<(), CrawlError> {
-        let wait = next_due.map(|d| d.saturating_duration_since(now)).unwrap_or(Duration::from_millis(50));
-        let wait = wait.clamp(Duration::from_millis(1), Duration::from_millis(100));
-        if let Ok(Some(done)) = tokio::time::timeout(wait, done_rx.recv()).await {
-            self.finish(done)?;
-            self.last_refresh = None;
+        let wait = next_due.map(|d| d.saturating_duration_since(now)).unwrap_or(Duration::from_millis(100));
+        let deadline = tokio::time::Instant::from_std(now + wait.min(Duration::from_millis(100)));
+        tokio::select! {
+            done = done_rx.recv() => {
+                if let Some(done) = done {
+                    self.finish(done)?;
+                }
+                self.last_refresh = None;
+            }
+            _ = self.frontier_changed.notified() => self.last_refresh = None,
+            // A host is due: the queue of hosts is as it was.
+            _ = tokio::time::sleep_until(deadline) => {}
         }
         Ok(())
     }
@@ -442,7 +534,13 @@ pub(super) fn host_state<'a>(
     host: &str,
     now: Instant,
 ) -> &'a mut HostState {
-    hosts.entry(host.to_string()).or_insert_with(|| HostState::new(now))
+    if !hosts.contains_key(host) {
+        hosts.insert(host.to_string(), HostState::new(now));
+    }
+    match hosts.get_mut(host) {
+        Some(st) => st,
+        None => unreachable!("inserted above"),
+    }
 }
 
 /// Unix seconds now (0 if the clock is before 1970).

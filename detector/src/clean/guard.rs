@@ -26,7 +26,7 @@
 //! the input as markup than the tokenizer does, never less: every tag the tokenizer sees is
 //! seen here, so the cap holds for every tag the tokenizer builds.
 
-use std::borrow::Cow;
+use html5ever::tendril::StrTendril;
 
 /// Most attributes passed to the tokenizer per tag (start or end tag); later ones are
 /// dropped and counted ([`super::CleanedDoc::attributes_dropped`]). Real pages stay below
@@ -38,9 +38,33 @@ pub const MAX_ATTRIBUTES_PER_TAG: usize = 64;
 
 /// The input with every tag's attributes past the cap removed, and what was removed.
 pub(crate) struct Guarded<'a> {
-    pub text: Cow<'a, str>,
+    pub text: GuardedText<'a>,
     /// Attributes removed, over all tags.
     pub attributes_dropped: u64,
+}
+
+/// The guard's output: the input itself when nothing was cut, else the text with the cuts
+/// made, built straight into the tendril the tokenizer is fed (one copy of the page, not two).
+pub(crate) enum GuardedText<'a> {
+    Borrowed(&'a str),
+    Owned(StrTendril),
+    /// Owned, over a tendril's 4 GiB.
+    Long(String),
+}
+
+impl GuardedText<'_> {
+    pub fn as_str(&self) -> &str {
+        match self {
+            GuardedText::Borrowed(s) => s,
+            GuardedText::Owned(t) => t,
+            GuardedText::Long(l) => l,
+        }
+    }
+
+    #[cfg(test)]
+    pub fn into_owned(self) -> String {
+        self.as_str().to_owned()
+    }
 }
 
 /// Elements whose content our sink has the tokenizer read as raw text (up to their end tag),
@@ -146,29 +170,51 @@ pub(crate) fn prepare(text: &str, max: usize, strip_unread: bool) -> Guarded<'_>
 
 /// The guard's output, built as the cuts are found (in order, never overlapping): the text up
 /// to each cut is copied and the cut skipped, so no list of cuts is kept (a page of many
-/// tiny attributes has millions). Nothing is allocated before the first cut.
+/// tiny attributes has millions). Nothing is allocated before the first cut. A tendril holds
+/// at most 4 GiB: a longer text is built in a `String`.
 struct Cuts<'a> {
     text: &'a str,
-    out: Option<String>,
+    out: Option<CutText>,
     /// Where the text not yet copied starts.
     from: usize,
 }
 
+enum CutText {
+    Tendril(StrTendril),
+    Long(String),
+}
+
+impl CutText {
+    fn push(&mut self, s: &str) {
+        match self {
+            CutText::Tendril(t) => t.push_slice(s),
+            CutText::Long(l) => l.push_str(s),
+        }
+    }
+}
+
 impl<'a> Cuts<'a> {
     fn cut(&mut self, start: usize, end: usize) {
-        let out = self.out.get_or_insert_with(|| String::with_capacity(self.text.len()));
+        let len = self.text.len();
+        let out = self.out.get_or_insert_with(|| match u32::try_from(len) {
+            Ok(n) => CutText::Tendril(StrTendril::with_capacity(n)),
+            Err(_) => CutText::Long(String::with_capacity(len)),
+        });
         // Cuts start at an attribute name's first character and end where the next attribute
         // starts, at `/`, `>` or EOF, all after ASCII delimiters: character boundaries.
-        out.push_str(self.text.get(self.from..start).unwrap_or_default());
+        out.push(self.text.get(self.from..start).unwrap_or_default());
         self.from = end;
     }
 
-    fn finish(self) -> Cow<'a, str> {
+    fn finish(self) -> GuardedText<'a> {
         match self.out {
-            None => Cow::Borrowed(self.text),
+            None => GuardedText::Borrowed(self.text),
             Some(mut out) => {
-                out.push_str(self.text.get(self.from..).unwrap_or_default());
-                Cow::Owned(out)
+                out.push(self.text.get(self.from..).unwrap_or_default());
+                match out {
+                    CutText::Tendril(t) => GuardedText::Owned(t),
+                    CutText::Long(l) => GuardedText::Long(l),
+                }
             }
         }
     }
@@ -444,7 +490,7 @@ mod tests {
     fn tags_under_the_cap_pass_unchanged_without_a_copy() {
         let s = "<p class=x id='y' data-z=\"1>2\">a</p><!-- <a b c d> --><script>if (a<b && c>d) x='<a b c>'</script>";
         let g = cap_attributes(s, 3);
-        assert!(matches!(g.text, Cow::Borrowed(_)), "{}", g.text);
+        assert!(matches!(g.text, GuardedText::Borrowed(_)), "{}", g.text.as_str());
         assert_eq!(g.attributes_dropped, 0);
     }
 

@@ -21,6 +21,7 @@ use html5ever::tokenizer::{
 use html5ever::{local_name, LocalName};
 use url::Url;
 
+use super::guard::GuardedText;
 use crate::blocks::TextBlocks;
 
 /// Longest block kept in one piece (bytes of UTF-8). A longer run of text without a block
@@ -72,7 +73,7 @@ pub(crate) fn clean_html_with(
     strip_unread: bool,
 ) -> HtmlOut {
     let guarded = super::guard::prepare(text, super::guard::MAX_ATTRIBUTES_PER_TAG, strip_unread);
-    let text: &str = &guarded.text;
+    let text: &str = guarded.text.as_str();
     let page_url = if extract_links { base_url.and_then(|u| Url::parse(u).ok()) } else { None };
     // Room for the usual share of text (a third of the HTML on markup-heavy pages, two
     // thirds on articles) and about one block per 250 bytes, so the buffers rarely regrow;
@@ -98,6 +99,14 @@ pub(crate) fn clean_html_with(
     let tok = Tokenizer::new(sink, TokenizerOpts::default());
     let queue = BufferQueue::default();
     let mut rest = text;
+    // The guard's own tendril, when it made one that fits a piece, is fed as it is.
+    if let GuardedText::Owned(t) = &guarded.text {
+        if t.len() <= FEED_PIECE {
+            queue.push_back(t.clone());
+            while let TokenizerResult::Script(()) = tok.feed(&queue) {}
+            rest = "";
+        }
+    }
     while !rest.is_empty() {
         let mut cut = rest.len().min(FEED_PIECE);
         while !rest.is_char_boundary(cut) {

@@ -512,7 +512,7 @@ fn stripping_unread_attributes_changes_no_real_page() {
         let g = guard::prepare(&text, guard::MAX_ATTRIBUTES_PER_TAG, true);
         pages += 1;
         bytes += text.len();
-        stripped_bytes += text.len() - g.text.len();
+        stripped_bytes += text.len() - g.text.as_str().len();
     }
     assert!(stripped_bytes > 0);
     eprintln!("{pages} pages: stripping removed {stripped_bytes} of {bytes} bytes before tokenizing");

@@ -123,7 +123,7 @@ fn pages_from_inputs(
     let skips = Arc::new(Skips::default());
     let (reader, numbered_pages) = NumberedReader::spawn(cfg, cap, &skips)?;
     let (out_tx, out_rx) = crossbeam_channel::bounded::<PageHashes>(cap);
-    let filter_settings = stages::FilterSettings { traps: cfg.traps, store: None };
+    let filter_settings = stages::FilterSettings { traps: cfg.traps, store: None, skip_stored: false };
     let norm = cfg.normalization;
     let s = skips.clone();
     let workers = pool::spawn_pool(
