@@ -41,7 +41,7 @@ use std::collections::HashMap;
 
 use crate::fingerprint::Sha1Digest;
 use crate::neardup::{IndexConfig, NearDupIndex};
-use crate::shingles::jaccard;
+use crate::shingles::{estimated_size, sketch_jaccard};
 use crate::simhash::{hamming, set_simhash};
 
 /// Multiplicative hasher for keys that are already hashes (shingles, indices): SipHash
@@ -115,8 +115,12 @@ pub struct DocInput {
     pub host: String,
     pub file_hash: Sha1Digest,
     pub text_hash: Option<Sha1Digest>,
-    /// Sorted, distinct shingle hashes ([`crate::shingles::shingle_set`]).
+    /// Sorted, distinct shingle hashes ([`crate::shingles::shingle_set`]), or a bottom-k
+    /// sketch of them ([`crate::shingles::ShingleSketch`]) when `shingles_partial`.
     pub shingles: Vec<u32>,
+    /// `shingles` is a sketch: every shingle of the page whose hash is at most its largest,
+    /// and no other.
+    pub shingles_partial: bool,
     /// The page's own SimHash (Khan & Ali), reported with each pair when known.
     pub simhash: Option<u64>,
 }
@@ -234,18 +238,35 @@ pub fn prefix_len(n: usize, t: f64) -> usize {
 /// Template shingles of one host's central pages: on at least
 /// max(min_pages, ⌈fraction · n⌉) of its n pages (none when n < min_pages).
 pub fn host_templates(sets: &[&[u32]], min_pages: usize, fraction: f64) -> Vec<u32> {
+    let sets: Vec<(&[u32], u64)> = sets.iter().map(|s| (*s, u64::MAX)).collect();
+    host_templates_of_sketches(&sets, min_pages, fraction)
+}
+
+/// [`host_templates`] of pages known by sketches `(hashes, cutoff)` (each holds every shingle
+/// of its page at most its cutoff; `u64::MAX` for a whole set): a shingle is counted among the
+/// pages whose cutoff reaches it, and is a template when it is on at least the same share of
+/// those as [`host_templates`] asks of all n (the same rule when every set is whole).
+pub fn host_templates_of_sketches(sets: &[(&[u32], u64)], min_pages: usize, fraction: f64) -> Vec<u32> {
     let n = sets.len();
     if n < min_pages.max(2) {
         return Vec::new();
     }
     let need = min_pages.max(ceil_eps(fraction * n as f64)).max(2);
     let mut df: FastMap<u32, usize> = FastMap::default();
-    for s in sets {
+    for (s, _) in sets {
         for &x in *s {
             *df.entry(x).or_default() += 1;
         }
     }
-    let mut t: Vec<u32> = df.into_iter().filter(|&(_, c)| c >= need).map(|(x, _)| x).collect();
+    let mut cutoffs: Vec<u64> = sets.iter().map(|&(_, c)| c).collect();
+    cutoffs.sort_unstable();
+    // Pages whose sketch would show shingle x: cutoff >= x.
+    let eligible = |x: u32| n - cutoffs.partition_point(|&c| c < u64::from(x));
+    let mut t: Vec<u32> = df
+        .into_iter()
+        .filter(|&(x, c)| c >= 2 && c * n >= need * eligible(x).max(1))
+        .map(|(x, _)| x)
+        .collect();
     t.sort_unstable();
     t
 }
@@ -337,7 +358,7 @@ fn exact_pairs(docs: &[DocInput], groups: &ExactGroups) -> Vec<ReplicaPair> {
         for (x, &a) in g.iter().enumerate() {
             for &b in &g[x + 1..] {
                 let kind = exact_kind(docs, a, b);
-                let s = docs[a].shingles.len();
+                let s = estimated_size(docs[a].shingles.len(), doc_cutoff(&docs[a]));
                 pairs.push(ReplicaPair {
                     a,
                     b,
@@ -352,51 +373,75 @@ fn exact_pairs(docs: &[DocInput], groups: &ExactGroups) -> Vec<ReplicaPair> {
     pairs
 }
 
+/// The fingerprints a central page is compared on: all of them at most `cutoff`
+/// (`u64::MAX`: all of them).
+#[derive(Debug, Clone, Default)]
+struct Feature {
+    set: Vec<u32>,
+    cutoff: u64,
+}
+
+type Features = HashMap<usize, Feature>;
+
+/// The sketch cutoff of a page's shingles (see [`DocInput::shingles_partial`]).
+fn doc_cutoff(d: &DocInput) -> u64 {
+    crate::shingles::cutoff_of(&d.shingles, !d.shingles_partial)
+}
+
 /// Step 2: the fingerprint set each central page is compared on: its shingles less its
-/// host's template shingles, or all its shingles when too few would be left.
+/// host's template shingles, or all its shingles when too few would be left (for a sketch,
+/// too few estimated over the whole page).
 fn template_free_features(
     docs: &[DocInput],
     centers: &[usize],
     cfg: &OverlapConfig,
     stats: &mut OverlapStats,
-) -> HashMap<usize, Vec<u32>> {
+) -> Features {
     let mut by_host: HashMap<&str, Vec<usize>> = HashMap::new();
     for &c in centers {
         by_host.entry(docs[c].host.as_str()).or_default().push(c);
     }
-    let mut features: HashMap<usize, Vec<u32>> = HashMap::with_capacity(centers.len());
+    let mut features: Features = HashMap::with_capacity(centers.len());
     for pages in by_host.values() {
         let templates = if cfg.drop_templates {
-            let sets: Vec<&[u32]> = pages.iter().map(|&c| docs[c].shingles.as_slice()).collect();
-            host_templates(&sets, cfg.template_min_pages, cfg.template_fraction)
+            let sets: Vec<(&[u32], u64)> =
+                pages.iter().map(|&c| (docs[c].shingles.as_slice(), doc_cutoff(&docs[c]))).collect();
+            host_templates_of_sketches(&sets, cfg.template_min_pages, cfg.template_fraction)
         } else {
             Vec::new()
         };
         stats.template_shingles += templates.len();
         for &c in pages {
+            let cutoff = doc_cutoff(&docs[c]);
             let content = minus(&docs[c].shingles, &templates);
-            let f = if content.len() < cfg.min_content_shingles && content.len() < docs[c].shingles.len() {
+            let content_size = crate::shingles::estimated_size(content.len(), cutoff);
+            let set = if content_size < cfg.min_content_shingles && content.len() < docs[c].shingles.len() {
                 stats.short_docs_full_set += 1;
                 docs[c].shingles.clone()
             } else {
                 content
             };
-            features.insert(c, f);
+            features.insert(c, Feature { set, cutoff });
         }
     }
     features
 }
 
 /// The fingerprint set of central page `c` (empty for a page that has none).
-fn features_of(features: &HashMap<usize, Vec<u32>>, c: usize) -> &[u32] {
-    features.get(&c).map(Vec::as_slice).unwrap_or_default()
+fn features_of(features: &Features, c: usize) -> &[u32] {
+    features.get(&c).map(|f| f.set.as_slice()).unwrap_or_default()
+}
+
+/// The cutoff of central page `c`'s fingerprint set.
+fn cutoff_of(features: &Features, c: usize) -> u64 {
+    features.get(&c).map_or(u64::MAX, |f| f.cutoff)
 }
 
 /// Step 3: candidate pairs of central pages (`a < b`) from the prefix-filtered inverted
 /// index, plus the SimHash tables' hits when `cfg.simhash_k` is set.
 fn candidate_pairs(
     centers: &[usize],
-    features: &HashMap<usize, Vec<u32>>,
+    features: &Features,
     t: f64,
     cfg: &OverlapConfig,
     stats: &mut OverlapStats,
@@ -410,40 +455,60 @@ fn candidate_pairs(
     candidates
 }
 
-/// Pairs that share a fingerprint of their prefixes (each page's |F| − ⌈t·|F|⌉ + 1 rarest
-/// fingerprints) and whose sizes allow Jaccard ≥ t; posting lists longer than
-/// `max_postings` are skipped (heavy fingerprints).
+/// Pairs where one page's prefix (its |F| − ⌈t·|F|⌉ + 1 rarest fingerprints) meets the
+/// other's fingerprints, and whose sizes (both restricted to the smaller cutoff) allow
+/// Jaccard ≥ t; posting lists longer than `max_postings` are skipped (heavy fingerprints).
+///
+/// Every page is indexed on all its fingerprints and probes with its prefix: for two sets
+/// whose restriction to the smaller cutoff has Jaccard ≥ t, the page with that cutoff has
+/// its whole set in the comparison, so its prefix meets the other's set (prefix filtering's
+/// argument), and no such pair is missed. For whole sets this finds every pair the
+/// classic prefix-to-prefix join finds.
 fn index_candidates(
     centers: &[usize],
-    features: &HashMap<usize, Vec<u32>>,
+    features: &Features,
     t: f64,
     max_postings: usize,
     stats: &mut OverlapStats,
 ) -> FastSet<(usize, usize)> {
     let mut df: FastMap<u32, u32> = FastMap::default();
     for f in features.values() {
-        for &x in f {
+        for &x in &f.set {
             *df.entry(x).or_default() += 1;
         }
     }
     let mut postings: FastMap<u32, Vec<usize>> = FastMap::default();
     for &c in centers {
-        let f = features_of(features, c);
-        let mut ordered: Vec<(u32, u32)> = f.iter().map(|x| (df.get(x).copied().unwrap_or(0), *x)).collect();
-        ordered.sort_unstable();
-        for &(_, x) in &ordered[..prefix_len(f.len(), t)] {
+        for &x in features_of(features, c) {
             postings.entry(x).or_default().push(c);
         }
     }
-    let mut candidates: FastSet<(usize, usize)> = FastSet::default();
-    for list in postings.values() {
-        if list.len() > max_postings {
-            stats.heavy_fingerprints_capped += 1;
-            continue;
+    let restricted = |c: usize, cut: u64| -> usize {
+        let f = features_of(features, c);
+        if cut == u64::MAX {
+            f.len()
+        } else {
+            f.partition_point(|&x| u64::from(x) <= cut)
         }
-        for (x, &a) in list.iter().enumerate() {
-            for &b in &list[x + 1..] {
-                let (la, lb) = (features_of(features, a).len(), features_of(features, b).len());
+    };
+    let mut candidates: FastSet<(usize, usize)> = FastSet::default();
+    let mut capped: FastSet<u32> = FastSet::default();
+    for &a in centers {
+        let f = features_of(features, a);
+        let mut ordered: Vec<(u32, u32)> = f.iter().map(|x| (df.get(x).copied().unwrap_or(0), *x)).collect();
+        ordered.sort_unstable();
+        for &(_, x) in &ordered[..prefix_len(f.len(), t)] {
+            let Some(list) = postings.get(&x) else { continue };
+            if list.len() > max_postings {
+                capped.insert(x);
+                continue;
+            }
+            for &b in list {
+                if b == a || candidates.contains(&(a.min(b), a.max(b))) {
+                    continue;
+                }
+                let cut = cutoff_of(features, a).min(cutoff_of(features, b));
+                let (la, lb) = (restricted(a, cut), restricted(b, cut));
                 let (small, large) = if la < lb { (la, lb) } else { (lb, la) };
                 if (small as f64) + 1e-9 >= t * large as f64 {
                     candidates.insert((a.min(b), a.max(b)));
@@ -451,6 +516,7 @@ fn index_candidates(
             }
         }
     }
+    stats.heavy_fingerprints_capped += capped.len();
     candidates
 }
 
@@ -458,7 +524,7 @@ fn index_candidates(
 /// permuted tables) to `candidates`.
 fn add_simhash_candidates(
     centers: &[usize],
-    features: &HashMap<usize, Vec<u32>>,
+    features: &Features,
     k: u32,
     candidates: &mut FastSet<(usize, usize)>,
     stats: &mut OverlapStats,
@@ -493,20 +559,25 @@ struct NearPair {
     shared: usize,
 }
 
-/// Step 4: the candidates whose fingerprint sets have Jaccard ≥ t, counted exactly, in
-/// (a, b) order.
-fn confirmed_near_pairs(
-    candidates: &FastSet<(usize, usize)>,
-    features: &HashMap<usize, Vec<u32>>,
-    t: f64,
-) -> Vec<NearPair> {
+/// Step 4: the candidates whose fingerprint sets have Jaccard ≥ t, counted exactly on
+/// whole sets, and on sketches over both restricted to the smaller cutoff
+/// ([`crate::shingles::sketch_jaccard`]; `shared` is then scaled to the pages' estimated
+/// sizes), in (a, b) order.
+fn confirmed_near_pairs(candidates: &FastSet<(usize, usize)>, features: &Features, t: f64) -> Vec<NearPair> {
     let mut near = Vec::new();
     for &(a, b) in candidates {
         let (fa, fb) = (features_of(features, a), features_of(features, b));
-        let shared = crate::shingles::intersection_size(fa, fb);
-        let union = fa.len() + fb.len() - shared;
+        let (ca, cb) = (cutoff_of(features, a), cutoff_of(features, b));
+        let (j, shared, union) = sketch_jaccard(fa, ca, fb, cb);
         if union > 0 && shared as f64 + 1e-9 >= t * union as f64 {
-            near.push(NearPair { a, b, jaccard: jaccard(fa, fb), shared });
+            let shared = if ca == u64::MAX && cb == u64::MAX {
+                shared
+            } else {
+                // |A ∩ B| = J (|A| + |B|) / (1 + J).
+                let (na, nb) = (estimated_size(fa.len(), ca), estimated_size(fb.len(), cb));
+                (j * (na + nb) as f64 / (1.0 + j)).round() as usize
+            };
+            near.push(NearPair { a, b, jaccard: j, shared });
         }
     }
     near.sort_by_key(|p| (p.a, p.b));
@@ -629,7 +700,7 @@ fn cluster_members(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shingles::shingle_set;
+    use crate::shingles::{jaccard, shingle_set, ShingleSketch};
 
     #[test]
     fn prefix_lengths_hand_computed() {
@@ -662,6 +733,7 @@ mod tests {
             file_hash: [body; 20],
             text_hash: Some(crate::fingerprint::sha1(text.as_bytes())),
             shingles,
+            shingles_partial: false,
             simhash: Some(crate::simhash::page_simhash(text)),
         }
     }
@@ -698,6 +770,39 @@ mod tests {
         got.sort_unstable();
         assert_eq!(got, want);
         assert!(!want.is_empty() && want.len() < 28);
+    }
+
+    /// Big pages known by bottom-256 sketches: clear near pairs are found, clearly different
+    /// pages are not, and the estimated Jaccard is close to the true one.
+    #[test]
+    fn sketched_pages_find_clear_near_pairs() {
+        let base = words(3000, "a");
+        let mut docs = Vec::new();
+        let mut truth = Vec::new();
+        for (i, m) in [0usize, 10, 30, 60, 150, 300, 600].iter().enumerate() {
+            let mut w: Vec<String> = base.split(' ').map(String::from).collect();
+            for j in 0..*m {
+                w[(j * 37 + 11) % 3000] = format!("x{i}{j}");
+            }
+            let full = doc(&format!("h{i}"), &w.join(" "), i as u8);
+            truth.push(full.shingles.clone());
+            let sk = ShingleSketch::of_set(&full.shingles, 256);
+            assert!(!sk.complete);
+            docs.push(DocInput { shingles: sk.hashes, shingles_partial: true, ..full });
+        }
+        let r = find_replicas(&docs, &OverlapConfig { simhash_k: None, ..Default::default() });
+        for a in 0..docs.len() {
+            for b in a + 1..docs.len() {
+                let j = jaccard(&truth[a], &truth[b]);
+                let found = r.pairs.iter().find(|p| (p.a, p.b) == (a, b));
+                if j >= 0.9 {
+                    let p = found.unwrap_or_else(|| panic!("{a}-{b} J {j} missed"));
+                    assert!((p.jaccard - j).abs() < 0.08, "{a}-{b}: {} vs {j}", p.jaccard);
+                } else if j < 0.7 {
+                    assert!(found.is_none(), "{a}-{b} J {j} found");
+                }
+            }
+        }
     }
 
     #[test]

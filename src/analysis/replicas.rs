@@ -73,6 +73,7 @@ pub struct PageInfo {
     /// Body SHA-1: with the URL, the key of the stored cleaned text.
     pub file_hash: Sha1Digest,
     pub simhash: Option<u64>,
+    /// Distinct shingles of the page (estimated from its sketch when that is not complete).
     pub shingles: usize,
 }
 
@@ -373,44 +374,32 @@ fn host_of(url: &str) -> String {
     url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_default()
 }
 
-/// Read every page of the store with its replica features. A page's word-4-shingle set is
-/// the stored one (`w/`, when a caller stored it) or, when there is none, derived here from
-/// its text (kept, or read back from its source: `crate::source::text`) with the same words
-/// and hashes (`detector::shingles::shingle_set_of_blocks`): the scan computes only the
-/// SimHash and the text hash, so its per-page work stays small. A page whose source is gone
-/// or changed has no shingles (counted; a note is printed).
+/// Read every page of the store with its replica features, from the records alone: a
+/// page's shingles are its stored sketch (`PageRecord::sketch`, the smallest
+/// `detector::shingles::SKETCH_SIZE` hashes of its word-4-shingle set, computed in the scan's
+/// fingerprint pool). No page text is read (only [`cluster_differs`] reads text, for the
+/// differing passages it shows). Whole sets under `w/` (format 1 and 2 stores, refused
+/// now) are not read: their hashes are not the sketches'.
 pub fn load(store: &Store) -> Result<(Vec<PageInfo>, Vec<DocInput>)> {
     let mut pages = Vec::new();
     let mut docs = Vec::new();
-    let texts = TextSource::new(store)?;
     for rec in store.pages() {
         let rec = rec?;
         let Some(file_hash) = parse_hex(&rec.file_hash) else {
             eprintln!("warning: {}: bad file hash {:?}, skipped", rec.url, rec.file_hash);
             continue;
         };
-        let mut shingles = store.shingles_of(&rec.url, &file_hash)?;
-        if shingles.is_empty() && rec.text_hash.is_some() {
-            if let Some(blocks) = texts.text_of(&rec)?.blocks() {
-                shingles = detector::shingles::shingle_set_of_blocks(&blocks);
-            }
-        }
-        pages.push(PageInfo {
-            url: rec.url.clone(),
-            file_hash,
-            simhash: rec.simhash,
-            shingles: shingles.len(),
-        });
+        let size = rec.sketch.estimated_size();
+        let (shingles, partial) = (rec.sketch.hashes, !rec.sketch.complete);
+        pages.push(PageInfo { url: rec.url.clone(), file_hash, simhash: rec.simhash, shingles: size });
         docs.push(DocInput {
             host: host_of(&rec.url),
             file_hash,
             text_hash: rec.text_hash.as_deref().and_then(parse_hex),
             shingles,
+            shingles_partial: partial,
             simhash: rec.simhash,
         });
-    }
-    if let Some(note) = texts.summary() {
-        eprintln!("{note}");
     }
     Ok((pages, docs))
 }

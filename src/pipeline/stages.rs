@@ -67,7 +67,8 @@ pub struct FingerprintedPage {
     pub ticket: Option<FrontierEntry>,
     pub doc: CleanedDoc,
     pub fp: detector::Fingerprints,
-    /// SimHash, visible-text hash and shingle set (near-replicas, `ditto replicas`).
+    /// SimHash, visible-text hash and the bounded shingle sketch stored with the record
+    /// (near-replicas: `ditto replicas` compares the sketches); no shingle set.
     pub replica: detector::shingles::ReplicaFeatures,
 }
 
@@ -166,8 +167,10 @@ pub fn clean(p: FilteredPage, opts: &CleanOptions) -> CleanedPage {
 
 /// Fingerprint stage (§3.1 steps 1–2): normalized chunk SHA-1s; the body is dropped. Also
 /// the page's Khan & Ali SimHash and visible-text SHA-1, each block normalized once for both
-/// (`detector::fingerprint::scan::fingerprint_for_scan`). The word-4-shingle set is not computed
-/// here: `ditto replicas` derives it from the stored text (`replicas::load`).
+/// (`detector::fingerprint::scan::fingerprint_for_scan`), and the page's bounded sketch of its
+/// long-word 4-shingles (`detector::shingles::long_word_sketch_of_blocks`, at most
+/// `SKETCH_SIZE` hashes) from the SimHash's word pass, stored with the record for `ditto
+/// replicas` (`replicas::load`); the whole set is not computed.
 ///
 /// A chunk's SHA-1 is computed only when the match stage can use it ([`DigestNeed`]).
 pub fn fingerprint(mut p: CleanedPage, norm: &Normalization, need: &DigestNeed) -> FingerprintedPage {
@@ -370,8 +373,9 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
             origin: p.page.origin,
             simhash: Some(p.replica.simhash),
             text_hash: p.replica.text_hash.as_ref().map(|h| detector::fingerprint::hex(h)),
-            shingles: p.replica.shingles.len() as u32,
+            shingles: p.replica.sketch.estimated_size() as u32,
             near_duplicate_of,
+            sketch: p.replica.sketch,
         },
         file_hash,
         fetched,

@@ -12,10 +12,10 @@
 //! | prefix | key | value |
 //! |---|---|---|
 //! | `m/` | meta name | format version, label-set identity |
-//! | `p/` | URL `\0` file SHA-1 (20 bytes) | [`PageRecord`], binary ([`record`]), encoded in the worker pools |
+//! | `p/` | URL `\0` file SHA-1 (20 bytes) | [`PageRecord`], binary ([`record`]), encoded in the worker pools, with the page's shingle sketch |
 //! | `n/` | neighborhood URL prefix | [`NeighborhoodAccumulator`] (32 bytes LE) |
 //! | `t/` | URL `\0` file SHA-1 (as `p/`) | only with `--keep-text`: the page's cleaned text blocks ([`record::encode_text`]), deflated |
-//! | `w/` | URL `\0` file SHA-1 (20 bytes) | the page's shingle set: sorted distinct `u32` LE, 4 bytes per shingle (optional since format 2: scans no longer write it) |
+//! | `w/` | URL `\0` file SHA-1 (20 bytes) | the page's shingle set: sorted distinct `u32` LE, 4 bytes per shingle (optional since format 2: scans no longer write it; `ditto replicas` compares the records' sketches since format 4) |
 //! | `o/` | arrival number (u64 BE) | live origins row of `ditto scan/crawl --origins` (JSON) |
 //! | `l/` | neighborhood URL prefix | review label (see [`labels`]) |
 //! | `x/` | chunk SHA-1 (20 bytes) | reviewed stop chunk (see [`labels`]) |
@@ -51,7 +51,14 @@ pub use lifecycle::{CRAWL_CACHE_BYTES, DEFAULT_CACHE_BYTES};
 /// - 3 (2026-11-24): records are binary ([`record`]), encoded in the worker pools; text is
 ///   stored only with `--keep-text` (evidence is read back from the page's source).
 ///   Older stores are refused with a message to re-scan.
-pub const STORE_FORMAT_VERSION: u32 = 3;
+/// - 4 (2026-11-24, branch `sketch` only): each record carries the page's bounded shingle
+///   sketch (record layout 2), so near-replica analysis reads no page text; the sketch was of
+///   all words' 4-shingles, from a word pass of its own.
+/// - 5 (2026-11-24): the same record layout, but the sketch is of the 4-shingles of the long
+///   words (more than 3 characters), computed in the SimHash's word pass
+///   (`detector::shingles::long_word_sketch_of_blocks`): other hashes, so format 4 sketches
+///   cannot be compared with these and format 4 stores are refused (re-scan).
+pub const STORE_FORMAT_VERSION: u32 = 5;
 
 /// The same as [`STORE_FORMAT_VERSION`] (the older name).
 pub const FORMAT_VERSION: u32 = STORE_FORMAT_VERSION;
@@ -155,11 +162,16 @@ pub struct PageRecord {
     /// the page has no text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_hash: Option<String>,
-    /// Distinct word 4-shingles of the page when the set is kept under `w/` (see
-    /// [`Store::shingles_of`]); 0 when it is not: scans leave the set to `ditto replicas`,
-    /// which derives it from the stored text (`t/`).
+    /// Distinct long-word 4-shingles of the page (the sketch's shingles): exact when `sketch`
+    /// is complete, else estimated from it.
     #[serde(default)]
     pub shingles: u32,
+    /// The page's bounded shingle sketch (`detector::shingles::ShingleSketch`, at most
+    /// `SKETCH_SIZE` hashes of its long-word 4-shingles), computed in the fingerprint pool's
+    /// SimHash word pass: what `ditto replicas` compares, so it needs no page text. Empty for
+    /// a page of fewer than four long words.
+    #[serde(skip)]
+    pub sketch: detector::shingles::ShingleSketch,
     /// URL of an earlier page of the same scan or crawl whose SimHash is within k (default 3)
     /// of this one's, marked live in the match stage; `None` when there is none (or in
     /// records written before it existed).
@@ -744,6 +756,7 @@ mod tests {
                 text_hash: None,
                 shingles: 0,
                 near_duplicate_of: None,
+                sketch: Default::default(),
             },
             file_hash,
             neighborhoods: detector::neighborhoods(url),

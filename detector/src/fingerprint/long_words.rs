@@ -1,6 +1,8 @@
 //! The scan's SimHash word pass: the hashes of the words longer than 3 characters, the same
 //! values as [`crate::shingles::words`] + [`crate::shingles::hash64`], counted into the
-//! SimHash's bit counts.
+//! SimHash's bit counts and, in page order, rolled into the page's shingle sketch
+//! ([`WithSketch`]: 4-shingles of these long words, the bottom-k kept; issue 22). Both
+//! paths hand the words over in page order (tested), so the sketch is the same on every CPU.
 //!
 //! Khan & Ali's SimHash (§III.C) needs only words of more than 3 characters. Two paths give
 //! the same counts (tested against `words` + `hash64`):
@@ -27,8 +29,84 @@
 //! between pages and pushes its 176 KB out of the near caches: measured page by page beside
 //! the bare tokenizer (debian-docs), the scan gained about 3 points without it.
 
-use crate::shingles::{fmix64, general_word, is_word_char, FNV_OFFSET, FNV_PRIME, WORD_BYTE};
+use crate::shingles::{fmix64, general_word, is_word_char, SketchRoll, FNV_OFFSET, FNV_PRIME, WORD_BYTE};
 use crate::simhash::BitCounts;
+
+/// Where the word pass's long-word hashes go, in page order: the SimHash's bit counts
+/// ([`BitCounts`]), or those and the page's shingle sketch ([`WithSketch`]).
+pub(super) trait WordSink {
+    /// The first `n` of `hashes`; `AVX512` as for [`BitCounts::add_batch`].
+    fn add_batch<const AVX512: bool>(&mut self, hashes: &[u64; BATCH], n: usize);
+    /// One hash.
+    fn add(&mut self, h: u64);
+    /// The first `n` of `hashes`, the others 0 (an AVX-512 window's), also in the lanes of
+    /// `lanes`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, BW and DQ.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn add_window(&mut self, hashes: &[u64; BATCH], lanes: std::arch::x86_64::__m512i, n: usize);
+}
+
+impl WordSink for BitCounts {
+    #[inline(always)]
+    fn add_batch<const AVX512: bool>(&mut self, hashes: &[u64; BATCH], n: usize) {
+        BitCounts::add_batch::<AVX512>(self, hashes, n);
+    }
+
+    #[inline(always)]
+    fn add(&mut self, h: u64) {
+        BitCounts::add(self, h);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn add_window(&mut self, hashes: &[u64; BATCH], _lanes: std::arch::x86_64::__m512i, n: usize) {
+        // SAFETY: the caller's CPU has the features.
+        unsafe { self.add_zero_padded(hashes, n, BATCH) };
+    }
+}
+
+/// The SimHash's bit counts and the page's long-word shingle sketch
+/// ([`crate::shingles::long_word_sketch_of_blocks`]), fed by one word pass.
+pub(super) struct WithSketch {
+    pub(super) counts: BitCounts,
+    pub(super) sketch: SketchRoll,
+}
+
+impl WordSink for WithSketch {
+    #[inline(always)]
+    fn add_batch<const AVX512: bool>(&mut self, hashes: &[u64; BATCH], n: usize) {
+        self.counts.add_batch::<AVX512>(hashes, n);
+        #[cfg(target_arch = "x86_64")]
+        if AVX512 {
+            // SAFETY: `AVX512` is true only below the word pass's AVX-512 `count_long_words`,
+            // which runs only on a CPU with the features; `hashes` is 64 bytes.
+            unsafe {
+                let lanes = std::arch::x86_64::_mm512_loadu_si512(hashes.as_ptr().cast());
+                self.sketch.push_lanes(lanes, n);
+            }
+            return;
+        }
+        self.sketch.push_batch(hashes, n);
+    }
+
+    #[inline(always)]
+    fn add(&mut self, h: u64) {
+        self.counts.add(h);
+        self.sketch.push(h);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn add_window(&mut self, hashes: &[u64; BATCH], lanes: std::arch::x86_64::__m512i, n: usize) {
+        // SAFETY: the caller's CPU has the features.
+        unsafe {
+            self.counts.add_zero_padded(hashes, n, BATCH);
+            self.sketch.push_lanes(lanes, n);
+        }
+    }
+}
 
 /// `| LOWER` lower-cases the ASCII letters of a word and keeps its digits; it maps `_`
 /// (0x5F) to 0x7F, which [`underscores_back`] undoes.
@@ -240,18 +318,22 @@ pub(super) fn for_each_long_word(text: &str, mut f: impl FnMut(u64)) {
 /// `after(n)` runs after each `n` words (the scan compresses a body SHA-1 block there).
 /// With AVX-512 (F, BW, DQ, VBMI, VBMI2) a 64-byte window at a time ([`avx512`]); otherwise
 /// eight words per batch ([`long_word_batches`]).
-pub(super) fn count_long_words(pieces: &[&str], counts: &mut BitCounts, after: impl FnMut(usize)) {
+pub(super) fn count_long_words<S: WordSink>(pieces: &[&str], counts: &mut S, after: impl FnMut(usize)) {
     #[cfg(target_arch = "x86_64")]
     if avx512::available() {
         // SAFETY: the CPU has the features `avx512::count_long_words` is compiled for.
         unsafe { avx512::count_long_words(pieces, counts, after) };
         return;
     }
-    count_pieces::<false>(pieces, counts, after);
+    count_pieces::<false, S>(pieces, counts, after);
 }
 
 #[inline(always)]
-fn count_pieces<const AVX512: bool>(pieces: &[&str], counts: &mut BitCounts, mut after: impl FnMut(usize)) {
+fn count_pieces<const AVX512: bool, S: WordSink>(
+    pieces: &[&str],
+    counts: &mut S,
+    mut after: impl FnMut(usize),
+) {
     for piece in pieces {
         long_word_batches::<AVX512>(piece, &mut |hashes, n| {
             counts.add_batch::<AVX512>(hashes, n);
@@ -336,7 +418,7 @@ pub(super) fn long_word_batches<const AVX512: bool>(text: &str, f: &mut impl FnM
 mod avx512 {
     use std::arch::x86_64::*;
 
-    use super::{BitCounts, BATCH, FNV_OFFSET, FNV_PRIME};
+    use super::{WordSink, BATCH, FNV_OFFSET, FNV_PRIME};
 
     /// An ASCII word character (`[A-Za-z0-9_]`), as the window masks have them.
     #[inline(always)]
@@ -357,9 +439,9 @@ mod avx512 {
     /// # Safety
     /// The CPU must have AVX-512 F, BW, DQ, VBMI and VBMI2 ([`available`]).
     #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vbmi,avx512vbmi2")]
-    pub(super) unsafe fn count_long_words(
+    pub(super) unsafe fn count_long_words<S: WordSink>(
         pieces: &[&str],
-        counts: &mut BitCounts,
+        counts: &mut S,
         mut after: impl FnMut(usize),
     ) {
         for piece in pieces {
@@ -413,14 +495,16 @@ mod avx512 {
     /// per word: word characters as a bit mask; word starts and ends compressed into
     /// position vectors (VBMI2), paired in order into lengths; the long ones' first 16
     /// bytes gathered into two vectors of eight lanes (VBMI); hashed eight at a time
-    /// ([`hash_lanes`]) and counted. Words of more than 16 bytes are hashed one by one. A
-    /// window with a non-ASCII word character, or with more than eight long words starting
-    /// in it, hands its words to the scalar path ([`super::long_word_batches`]).
+    /// ([`hash_lanes`]) and counted; the word going on past the window is hashed on its own
+    /// after them. A window with a non-ASCII word character, with more than eight long words
+    /// starting in it, or with a word of more than 16 bytes ending in it hands its words to
+    /// the scalar path ([`super::long_word_batches`]), so the words reach `counts` in page
+    /// order (the shingle sketch needs it; tested against the portable path).
     ///
     /// # Safety
     /// The CPU must have AVX-512 F, BW, DQ, VBMI and VBMI2 ([`available`]).
     #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vbmi,avx512vbmi2")]
-    unsafe fn count_piece(text: &str, counts: &mut BitCounts, after: &mut impl FnMut(usize)) {
+    unsafe fn count_piece<S: WordSink>(text: &str, counts: &mut S, after: &mut impl FnMut(usize)) {
         let bytes = text.as_bytes();
         let n = bytes.len();
         // SAFETY: the tables are 64 bytes each.
@@ -494,7 +578,10 @@ mod avx512 {
                 let too_long = _mm512_mask_cmpgt_epu8_mask(first, lens, splat(16));
                 let long = _mm512_mask_cmpge_epu8_mask(first, lens, splat(4)) & !too_long;
                 let words = long.count_ones() as usize;
-                if words > 8 {
+                // More than eight long words, or one of more than 16 bytes that ends here:
+                // hashed one by one after the window's others, it would be out of page
+                // order, which the shingle sketch needs (rare: the scalar path then).
+                if words > 8 || too_long != 0 {
                     fallback = true;
                 } else {
                     let long_at = _mm512_maskz_compress_epi8(long, start_at);
@@ -512,28 +599,8 @@ mod avx512 {
                     // SAFETY: `out` is 64 bytes.
                     unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), hashes) };
                     // SAFETY: same features as this function.
-                    unsafe { counts.add_zero_padded(&out, words, BATCH) };
-                    let mut added = words;
-                    if too_long != 0 {
-                        // Words of 17 to 64 bytes that end in the window (rare).
-                        let (mut at, mut len) = ([0u8; 64], [0u8; 64]);
-                        // SAFETY: both arrays are 64 bytes.
-                        unsafe {
-                            _mm512_storeu_si512(at.as_mut_ptr().cast(), start_at);
-                            _mm512_storeu_si512(len.as_mut_ptr().cast(), lens);
-                        }
-                        let mut rest = too_long;
-                        while rest != 0 {
-                            let j = rest.trailing_zeros() as usize;
-                            rest &= rest - 1;
-                            let from = p + at[j] as usize;
-                            counts.add(super::hash_ascii_lower(
-                                bytes.get(from..from + len[j] as usize).unwrap_or_default(),
-                            ));
-                            added += 1;
-                        }
-                    }
-                    after(added);
+                    unsafe { counts.add_window(&out, hashes, words) };
+                    after(words);
                     p += STRIDE;
                     if let Some(last) = past {
                         // Its bytes up to the first non-word byte; one that is not ASCII may
@@ -770,9 +837,64 @@ mod tests {
         // The portable path (CPUs without AVX-512) too.
         let mut have = BitCounts::default();
         let mut seen = 0;
-        count_pieces::<false>(pieces, &mut have, |n| seen += n);
+        count_pieces::<false, _>(pieces, &mut have, |n| seen += n);
         assert_eq!(have.finish(), want, "{pieces:?}");
         assert_eq!(seen, words, "{pieces:?}");
+        // Both paths hand the words over in page order (the shingle sketch needs it).
+        let in_order: Vec<u64> = pieces.iter().flat_map(|p| expected(p)).collect();
+        let mut seq = Sequence::default();
+        count_long_words(pieces, &mut seq, |_| {});
+        assert_eq!(seq.0, in_order, "{pieces:?}");
+        let mut seq = Sequence::default();
+        count_pieces::<false, _>(pieces, &mut seq, |_| {});
+        assert_eq!(seq.0, in_order, "{pieces:?}");
+    }
+
+    /// The hashes a word pass hands over, in the order it hands them.
+    #[derive(Default)]
+    struct Sequence(Vec<u64>);
+
+    impl WordSink for Sequence {
+        fn add_batch<const AVX512: bool>(&mut self, hashes: &[u64; BATCH], n: usize) {
+            self.0.extend_from_slice(&hashes[..n]);
+        }
+
+        fn add(&mut self, h: u64) {
+            self.0.push(h);
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        unsafe fn add_window(&mut self, hashes: &[u64; BATCH], _lanes: std::arch::x86_64::__m512i, n: usize) {
+            assert!(hashes[n..].iter().all(|&h| h == 0));
+            self.0.extend_from_slice(&hashes[..n]);
+        }
+    }
+
+    #[test]
+    fn sketch_of_the_pass_equals_the_reference_on_both_paths() {
+        // Long ASCII words (more than 16 bytes, past the windows' lanes), accented words,
+        // separators: the words must reach the sketch in page order on either path.
+        let palette: Vec<&str> = crate::shingles::WORD_TEST_PIECES
+            .iter()
+            .copied()
+            .chain(["abcdefghijklmnopq", "internationalization", "Fédération", " ", " ", "\u{a0}", "’s"])
+            .collect();
+        let mut x = 3u64;
+        for _ in 0..1_500 {
+            let len = (fmix64(x) % 400) as usize;
+            let text = crate::shingles::palette_text(&palette, &mut x, len);
+            let cut = text.char_indices().map(|(i, _)| i).nth(len / 3).unwrap_or(0);
+            let pieces = [&text[..cut], &text[cut..]];
+            for k in [4usize, 160] {
+                let want = crate::shingles::long_sketch_reference(&pieces[..], k);
+                let mut sink = WithSketch { counts: BitCounts::default(), sketch: SketchRoll::new(k) };
+                count_long_words(&pieces, &mut sink, |_| {});
+                assert_eq!(sink.sketch.finish(), want, "{pieces:?}");
+                let mut sink = WithSketch { counts: BitCounts::default(), sketch: SketchRoll::new(k) };
+                count_pieces::<false, _>(&pieces, &mut sink, |_| {});
+                assert_eq!(sink.sketch.finish(), want, "{pieces:?}");
+            }
+        }
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! The scan's fingerprint kernel: per page, in one pass over its cleaned blocks, the chunk
-//! SHA-1s and the file SHA-1 ([`super`]) and the near-replica features (SimHash and
-//! visible-text SHA-1; [`crate::shingles::ReplicaFeatures`]), each block normalized once.
+//! SHA-1s and the file SHA-1 ([`super`]) and the near-replica features (SimHash,
+//! visible-text SHA-1 and the bounded shingle sketch; [`crate::shingles::ReplicaFeatures`]),
+//! each block normalized once.
 //!
 //! - [`fingerprint_for_scan_of_body`] / [`fingerprint_for_scan`]: what `ditto scan` runs
 //!   (the body's SHA-1 computed beside the others, or known already); a chunk's SHA-1 only
-//!   where the match stage can use it; no shingle set.
+//!   where the match stage can use it; the sketch from the SimHash's word pass; no shingle
+//!   set.
 //! - [`fingerprint_with_features`]: every chunk SHA-1 and the shingle set too.
 //!
 //! Each equals the separate functions it fuses ([`super::fingerprint_with_file_hash`],
@@ -17,7 +19,7 @@ use super::long_words;
 use super::{sha1, ChunkFingerprint, Fingerprints, Sha1Digest};
 use crate::normalize::Normalization;
 use crate::sha1_pair::{digest_beside, BodySha1};
-use crate::shingles::{text_hash, word_features, ReplicaFeatures};
+use crate::shingles::{text_hash, word_features, ReplicaFeatures, ShingleSketch, SketchRoll, SKETCH_SIZE};
 use crate::simhash::BitCounts;
 
 /// The fingerprint stage's whole per-page work: the chunk fingerprints
@@ -43,10 +45,9 @@ pub fn fingerprint_with_features<B: BlockList + ?Sized>(
 ///   stage can use it ([`crate::matching::digest_needed`]); the other non-empty chunks are
 ///   counted in [`Fingerprints::unhashed`] (only the fused path, whitespace collapsed and
 ///   trimmed, skips; other normalizations hash every chunk);
-/// - the shingle set is left empty. It is needed only by `ditto replicas`, which derives it
-///   from the page's stored text ([`crate::shingles::shingle_set_of_blocks`], the same
-///   words, so the same set); the SimHash (Khan & Ali: computed for every page, used live)
-///   and the text hash are computed here.
+/// - the shingle set is left empty: `ditto replicas` compares the stored sketches, which the
+///   SimHash's word pass computes here (Khan & Ali's SimHash: computed for every page, used
+///   live; the sketch: [`crate::shingles::long_word_sketch_of_blocks`], the same hashes).
 pub fn fingerprint_for_scan<B: BlockList + ?Sized>(
     file_hash: Sha1Digest,
     blocks: &B,
@@ -149,14 +150,15 @@ fn fused_fingerprint<B: BlockList + ?Sized>(
         }
     }
     let text_hash = (!text.is_empty()).then(|| digest_beside(&text, &mut body));
-    let (simhash, shingles) = if with_shingles {
+    let (simhash, shingles, sketch) = if with_shingles {
         word_features(blocks)
     } else {
         word_pieces.push(WordPiece::Text(words_from, text.len()));
-        (simhash_beside_body(&text, &word_pieces, &mut body), Vec::new())
+        let (simhash, sketch) = simhash_beside_body(&text, &word_pieces, &mut body);
+        (simhash, Vec::new(), sketch)
     };
     fp.file_hash = known.unwrap_or_else(|| body.finish());
-    (fp, ReplicaFeatures { simhash, text_hash, shingles })
+    (fp, ReplicaFeatures { simhash, text_hash, shingles, sketch })
 }
 
 /// [`fused_fingerprint`] for a normalization that does not both collapse and trim
@@ -168,10 +170,14 @@ fn separate_passes<B: BlockList + ?Sized>(
     norm: &Normalization,
     with_shingles: bool,
 ) -> (Fingerprints, ReplicaFeatures) {
-    // SimHash always; the shingle set only when asked for (not computed and dropped).
-    let (simhash, shingles) =
-        if with_shingles { word_features(blocks) } else { (simhash_of_blocks(blocks), Vec::new()) };
-    let features = ReplicaFeatures { simhash, text_hash: text_hash(blocks, norm), shingles };
+    // SimHash and sketch always; the shingle set only when asked for (not computed and dropped).
+    let (simhash, shingles, sketch) = if with_shingles {
+        word_features(blocks)
+    } else {
+        let (simhash, sketch) = simhash_and_sketch_of_blocks(blocks);
+        (simhash, Vec::new(), sketch)
+    };
+    let features = ReplicaFeatures { simhash, text_hash: text_hash(blocks, norm), shingles, sketch };
     let file_hash = match file_hash {
         FileHash::Known(h) => h,
         FileHash::OfBody(body) => sha1(body),
@@ -179,18 +185,20 @@ fn separate_passes<B: BlockList + ?Sized>(
     (crate::fingerprint::fingerprint_with_file_hash(file_hash, blocks, norm), features)
 }
 
-/// The SimHash of the long words of `word_pieces` (runs of `text`, the page's normalized
-/// text, and raw non-ASCII blocks), with the body SHA-1's remaining blocks compressed
+/// The SimHash and the shingle sketch ([`crate::shingles::long_word_sketch_of_blocks`]) of
+/// the long words of `word_pieces` (runs of `text`, the page's normalized text, and raw
+/// non-ASCII blocks, in page order), with the body SHA-1's remaining blocks compressed
 /// between the words. `#[inline]`: it was the tail of [`fused_fingerprint`], and stays
 /// instantiated beside it in the caller's crate.
 #[inline]
-fn simhash_beside_body(text: &[u8], word_pieces: &[WordPiece], body: &mut BodySha1) -> u64 {
+fn simhash_beside_body(text: &[u8], word_pieces: &[WordPiece], body: &mut BodySha1) -> (u64, ShingleSketch) {
     // The body blocks left now have no other message to pair with: one is compressed
     // every `every` long words (about one long word per 11 bytes of text), so their
     // rounds run while the word hashes wait on their multiplies.
     let lone = body.blocks_left();
     let every = (text.len() / 11 / (lone + 1)).clamp(1, 64);
-    let mut ones = BitCounts::default();
+    let mut sink =
+        long_words::WithSketch { counts: BitCounts::default(), sketch: SketchRoll::new(SKETCH_SIZE) };
     let mut since = 0;
     let pieces: Vec<&str> = word_pieces
         .iter()
@@ -199,14 +207,14 @@ fn simhash_beside_body(text: &[u8], word_pieces: &[WordPiece], body: &mut BodySh
             WordPiece::Raw(block) => block,
         })
         .collect();
-    long_words::count_long_words(&pieces, &mut ones, |n| {
+    long_words::count_long_words(&pieces, &mut sink, |n| {
         since += n;
         while since >= every {
             since -= every;
             body.compress_one();
         }
     });
-    ones.simhash()
+    (sink.counts.simhash(), sink.sketch.finish())
 }
 
 /// A piece of a page's text for the SimHash word scan: bytes `from..to` of the normalized
@@ -232,10 +240,20 @@ pub fn simhash_of_blocks<B: BlockList + ?Sized>(blocks: &B) -> u64 {
     ones.simhash()
 }
 
+/// [`simhash_of_blocks`] and the page's shingle sketch
+/// ([`crate::shingles::long_word_sketch_of_blocks`]) from the same word pass.
+pub fn simhash_and_sketch_of_blocks<B: BlockList + ?Sized>(blocks: &B) -> (u64, ShingleSketch) {
+    let mut sink =
+        long_words::WithSketch { counts: BitCounts::default(), sketch: SketchRoll::new(SKETCH_SIZE) };
+    let pieces: Vec<&str> = blocks.blocks().collect();
+    long_words::count_long_words(&pieces, &mut sink, |_| {});
+    (sink.counts.simhash(), sink.sketch.finish())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shingles::{fmix64, replica_features, shingle_set_of_blocks};
+    use crate::shingles::{fmix64, long_sketch_reference, replica_features, shingle_set_of_blocks};
 
     #[test]
     fn fused_fingerprint_equals_the_separate_functions() {
@@ -297,6 +315,8 @@ mod tests {
                 let scan = fingerprint_for_scan([7; 20], &blocks, norm, |_| true);
                 assert_eq!(scan.0, fused.0, "{norm} {blocks:?}");
                 assert_eq!((scan.1.simhash, scan.1.text_hash), (fused.1.simhash, fused.1.text_hash));
+                assert_eq!(scan.1.sketch, fused.1.sketch, "{norm} {blocks:?}");
+                assert_eq!(scan.1.sketch, long_sketch_reference(&blocks, SKETCH_SIZE), "{norm} {blocks:?}");
                 assert!(scan.1.shingles.is_empty());
                 assert_eq!(shingle_set_of_blocks(&blocks), fused.1.shingles, "{blocks:?}");
                 assert_eq!(simhash_of_blocks(&blocks), fused.1.simhash, "{blocks:?}");
@@ -311,6 +331,15 @@ mod tests {
             let fused = fingerprint_with_features([1; 20], &doc.blocks, &norm);
             assert_eq!(fused.0, crate::fingerprint::fingerprint_with_file_hash([1; 20], &doc.blocks, &norm));
             assert_eq!(fused.1, replica_features(&doc.blocks, &norm));
+            // The scan's sketch, from its word pass (AVX-512 windows on a CPU that has them),
+            // on both the fused path and the separate passes of another normalization.
+            let want = long_sketch_reference(&doc.blocks, SKETCH_SIZE);
+            assert!(want.hashes.len() > 20);
+            assert_eq!(fused.1.sketch, want);
+            for norm in [norm, Normalization { trim: false, ..Normalization::default() }] {
+                let scan = fingerprint_for_scan_of_body(&body, &doc.blocks, &norm, |_| true);
+                assert_eq!(scan.1.sketch, want, "{norm}");
+            }
         }
     }
 
@@ -356,6 +385,8 @@ mod tests {
                         (of_body.1.simhash, of_body.1.text_hash),
                         (known.1.simhash, known.1.text_hash)
                     );
+                    assert_eq!(of_body.1.sketch, known.1.sketch);
+                    assert_eq!(of_body.1.sketch, long_sketch_reference(&blocks, SKETCH_SIZE));
                 }
             }
         }

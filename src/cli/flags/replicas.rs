@@ -12,8 +12,9 @@ pub struct ReplicasArgs {
     pub store: PathBuf,
     #[arg(long, value_enum, default_value = "jsonl")]
     pub format: ReplicaFormat,
-    /// Jaccard of template-free word 4-shingle sets at or above which pages are near replicas.
-    #[arg(long, default_value_t = 0.8)]
+    /// Jaccard of template-free long-word 4-shingle sketches at or above which pages are near
+    /// replicas (0.75 on this measure stands for about 0.8 over all words' shingles).
+    #[arg(long, default_value_t = detector::shingles::SKETCH_NEAR_THRESHOLD)]
     pub threshold: f64,
     /// Also propose candidates by SimHash at Hamming distance ≤ K (Manku's permuted tables);
     /// `--simhash-k none` turns it off. Candidates are confirmed by overlap either way.
