@@ -91,15 +91,22 @@ fn args() -> Args {
     }
 }
 
-/// (store busy seconds, Σ busy seconds of every stage, the scan's own seconds)
-fn stage_times(stats: &Path) -> (f64, f64, f64) {
+/// (store busy seconds, Σ busy seconds of every stage, the scan's own seconds, store CPU
+/// seconds, Σ CPU seconds of every stage)
+fn stage_times(stats: &Path) -> (f64, f64, f64, f64, f64) {
     let v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(stats).expect("read --stats-json")).expect("stats JSON");
     let stages = v["stages"].as_array().cloned().unwrap_or_default();
-    let busy = |s: &serde_json::Value| s["busy_seconds"].as_f64().unwrap_or(0.0);
-    let store = stages.iter().filter(|s| s["stage"] == "store").map(busy).sum();
-    let all = stages.iter().map(busy).sum();
-    (store, all, v["seconds"].as_f64().unwrap_or(0.0))
+    let sum = |field: &str, only_store: bool| -> f64 {
+        stages
+            .iter()
+            .filter(|s| !only_store || s["stage"] == "store")
+            .map(|s| s[field].as_f64().unwrap_or(0.0))
+            .sum()
+    };
+    let (store, all) = (sum("busy_seconds", true), sum("busy_seconds", false));
+    let (store_cpu, all_cpu) = (sum("cpu_seconds", true), sum("cpu_seconds", false));
+    (store, all, v["seconds"].as_f64().unwrap_or(0.0), store_cpu, all_cpu)
 }
 
 fn main() {
@@ -141,7 +148,7 @@ fn main() {
             .expect("run ditto scan");
         let scan = t.elapsed().as_secs_f64();
         assert!(out.status.success(), "ditto scan failed: {}", String::from_utf8_lossy(&out.stderr));
-        let (store_busy, all_busy, scan_secs) = stage_times(&stats);
+        let (store_busy, all_busy, scan_secs, store_cpu, all_cpu) = stage_times(&stats);
         let scan_cpu = String::from_utf8_lossy(&out.stderr)
             .lines()
             .rev()
@@ -158,13 +165,14 @@ fn main() {
         println!(
             "round {round}: tokenizer {:.1} MB/s ({tok:.3} s, CPU {tok_cpu:.3} s); ditto scan process {:.1} MB/s \
              ({scan:.3} s, CPU {scan_cpu:.2} s); ratio {:.3}, CPU ratio {:.3}; store writer busy {store_busy:.3} s = {:.1} % of stage busy time, {:.1} % of the \
-             scan's {scan_secs:.3} s; store {} bytes, {} pages, {:.0} bytes/page",
+             scan's {scan_secs:.3} s; store writer CPU {store_cpu:.3} s = {:.1} % of the stages' CPU; store {} bytes, {} pages, {:.0} bytes/page",
             mb / tok,
             mb / scan,
             tok / scan,
             tok_cpu / scan_cpu,
             100.0 * store_busy / all_busy.max(1e-9),
             100.0 * store_busy / scan_secs.max(1e-9),
+            100.0 * store_cpu / all_cpu.max(1e-9),
             store_bytes,
             pages,
             store_bytes as f64 / pages.max(1) as f64,

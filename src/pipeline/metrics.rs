@@ -31,6 +31,8 @@ pub struct StageMetrics {
     pub items_in: AtomicU64,
     pub items_out: AtomicU64,
     pub busy_nanos: AtomicU64,
+    /// CPU time of the stage's threads while they ran it ([`thread_cpu_time`]), nanoseconds.
+    pub cpu_nanos: AtomicU64,
     /// Slowest item, nanoseconds.
     pub max_nanos: AtomicU64,
     /// Items by time taken ([`bucket_of`]), for the p99.
@@ -45,9 +47,15 @@ impl StageMetrics {
             items_in: AtomicU64::new(0),
             items_out: AtomicU64::new(0),
             busy_nanos: AtomicU64::new(0),
+            cpu_nanos: AtomicU64::new(0),
             max_nanos: AtomicU64::new(0),
             hist: std::array::from_fn(|_| AtomicU64::new(0)),
         }
+    }
+
+    /// Add CPU time a thread spent on this stage.
+    pub fn add_cpu(&self, cpu: Duration) {
+        self.cpu_nanos.fetch_add(cpu.as_nanos() as u64, Ordering::Relaxed);
     }
 
     pub fn record(&self, busy: Duration, produced: bool) {
@@ -88,6 +96,7 @@ impl StageMetrics {
             items_in: self.items_in.load(Ordering::Relaxed),
             items_out: self.items_out.load(Ordering::Relaxed),
             busy_seconds: self.busy_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+            cpu_seconds: self.cpu_nanos.load(Ordering::Relaxed) as f64 / 1e9,
             max_ms: self.max_nanos.load(Ordering::Relaxed) as f64 / 1e6,
             p99_ms: self.p99_ms(),
         }
@@ -101,8 +110,14 @@ pub struct StageSnapshot {
     pub workers: u64,
     pub items_in: u64,
     pub items_out: u64,
-    /// Summed over the stage's workers.
+    /// Summed over the stage's workers: wall time from taking an item to handing it on,
+    /// which includes time the thread was runnable but not running (threads that share a
+    /// core, as in a pinned one-core scan, count each other's turns).
     pub busy_seconds: f64,
+    /// CPU time the stage's threads used (summed; 0 where the OS does not tell): the share
+    /// of the machine a stage takes, whatever else runs beside it. Filled in when its
+    /// threads end (for the store writer: when it stops).
+    pub cpu_seconds: f64,
     /// The slowest item (page, or a batch's share for the store writer), milliseconds.
     pub max_ms: f64,
     /// 99th percentile of item times, milliseconds (within 19 % above).
@@ -231,5 +246,38 @@ mod tests {
         assert_eq!(m.p99_ms(), 50.0);
         let s = m.snapshot();
         assert!((s.max_ms - 50.0).abs() < 1e-6 && s.items_in == 1020);
+    }
+}
+
+/// CPU time the calling thread has used so far (`CLOCK_THREAD_CPUTIME_ID`); `None` where the
+/// OS does not tell.
+pub fn thread_cpu_time() -> Option<Duration> {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid, writable timespec; the call only writes it.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        if rc == 0 {
+            return Some(Duration::new(u64::try_from(ts.tv_sec).ok()?, u32::try_from(ts.tv_nsec).ok()?));
+        }
+        None
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// The CPU time the calling thread spends from now until [`CpuSpan::end`].
+pub struct CpuSpan(Option<Duration>);
+
+impl CpuSpan {
+    pub fn start() -> CpuSpan {
+        CpuSpan(thread_cpu_time())
+    }
+
+    /// Add the CPU time spent since [`CpuSpan::start`] to `metrics`.
+    pub fn end(self, metrics: &StageMetrics) {
+        if let (Some(a), Some(b)) = (self.0, thread_cpu_time()) {
+            metrics.add_cpu(b.saturating_sub(a));
+        }
     }
 }

@@ -206,7 +206,9 @@ where
         unsynced_since: None,
         written: 0,
     };
+    let writer_cpu = metrics::CpuSpan::start();
     let write_result = writer.run(&m_rx);
+    writer_cpu.end(&writer.metrics);
     let written = writer.written;
     // On a write error, dropping the receiver makes the pools stop.
     drop(m_rx);
@@ -332,7 +334,11 @@ fn spawn_stages(
         // The store rows are encoded here, in the pool: the writer only applies them.
         let mut w = stages::match_stage(p, &matcher);
         match w.encode() {
-            Ok(()) => Some(w),
+            Ok(()) => {
+                // Live origins reads the text blocks in the writer; nothing else there does.
+                w.shed_encoded(matcher.origins.is_some());
+                Some(w)
+            }
             Err(e) => {
                 s.add(SkipReason::ReadError, 1);
                 s.error(format!("encoding a store record: {e}"));

@@ -46,20 +46,27 @@ where
             std::thread::Builder::new()
                 .name(format!("{}-{i}", metrics.name))
                 .spawn(move || {
-                    for item in rx {
-                        let start = Instant::now();
-                        let out = f(item);
-                        metrics.record(start.elapsed(), out.is_some());
-                        if let Some(out) = out {
-                            if tx.send(out).is_err() {
-                                // Downstream is gone (it failed); stop quietly, the
-                                // pipeline reports its error.
-                                return;
-                            }
-                        }
-                    }
+                    let cpu = super::metrics::CpuSpan::start();
+                    run_worker(&rx, &tx, &*f, &metrics);
+                    cpu.end(&metrics);
                 })
                 .expect("spawning a pipeline thread")
         })
         .collect()
+}
+
+/// One worker's loop: items from `rx` through `f` to `tx`, until `rx` closes or `tx` fails.
+fn run_worker<I, O>(rx: &Receiver<I>, tx: &Sender<O>, f: &dyn Fn(I) -> Option<O>, metrics: &StageMetrics) {
+    for item in rx {
+        let start = Instant::now();
+        let out = f(item);
+        metrics.record(start.elapsed(), out.is_some());
+        if let Some(out) = out {
+            if tx.send(out).is_err() {
+                // Downstream is gone (it failed); stop quietly, the
+                // pipeline reports its error.
+                return;
+            }
+        }
+    }
 }

@@ -247,6 +247,24 @@ impl PageWrite {
         Ok(())
     }
 
+    /// After [`PageWrite::encode`]: drop what only the encoding read (the record's evidence,
+    /// sources and sketch, the shingle set, and the text unless `keep_text_blocks`), so that
+    /// the store writer thread does not spend its time freeing them. The writer reads the
+    /// encoded rows, the URL, the neighborhoods and the crawl fields. Nothing is dropped from
+    /// a page not yet encoded.
+    pub fn shed_encoded(&mut self, keep_text_blocks: bool) {
+        if self.encoded.is_none() {
+            return;
+        }
+        self.record.evidence = Vec::new();
+        self.record.sources = Vec::new();
+        self.record.sketch = Default::default();
+        self.shingles = Vec::new();
+        if !keep_text_blocks {
+            self.text = None;
+        }
+    }
+
     fn encoded_rows(&self) -> Result<EncodedPage> {
         let key = self.record.key(&self.file_hash);
         let record = record::encode_record(&self.record).map_err(|e| corrupt(&self.record.url, e))?;
