@@ -223,32 +223,6 @@ impl Skips {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn p99_and_max_follow_the_slow_items() {
-        let m = StageMetrics::new("t");
-        assert_eq!(m.p99_ms(), 0.0);
-        for _ in 0..990 {
-            m.record(Duration::from_micros(100), true);
-        }
-        for _ in 0..10 {
-            m.record(Duration::from_millis(50), true);
-        }
-        let p = m.p99_ms();
-        assert!((0.1..=0.119).contains(&p), "p99 {p} ms");
-        for _ in 0..20 {
-            m.record(Duration::from_millis(50), true);
-        }
-        // The bucket's bound is 55.1 ms; the slowest item caps it.
-        assert_eq!(m.p99_ms(), 50.0);
-        let s = m.snapshot();
-        assert!((s.max_ms - 50.0).abs() < 1e-6 && s.items_in == 1020);
-    }
-}
-
 /// CPU time the calling thread has used so far (`CLOCK_THREAD_CPUTIME_ID`); `None` where the
 /// OS does not tell.
 pub fn thread_cpu_time() -> Option<Duration> {
@@ -278,6 +252,51 @@ impl CpuSpan {
     pub fn end(self, metrics: &StageMetrics) {
         if let (Some(a), Some(b)) = (self.0, thread_cpu_time()) {
             metrics.add_cpu(b.saturating_sub(a));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p99_and_max_follow_the_slow_items() {
+        let m = StageMetrics::new("t");
+        assert_eq!(m.p99_ms(), 0.0);
+        for _ in 0..990 {
+            m.record(Duration::from_micros(100), true);
+        }
+        for _ in 0..10 {
+            m.record(Duration::from_millis(50), true);
+        }
+        let p = m.p99_ms();
+        assert!((0.1..=0.119).contains(&p), "p99 {p} ms");
+        for _ in 0..20 {
+            m.record(Duration::from_millis(50), true);
+        }
+        // The bucket's bound is 55.1 ms; the slowest item caps it.
+        assert_eq!(m.p99_ms(), 50.0);
+        let s = m.snapshot();
+        assert!((s.max_ms - 50.0).abs() < 1e-6 && s.items_in == 1020);
+    }
+
+    #[test]
+    fn cpu_spans_count_the_thread_s_cpu_time_not_its_sleep() {
+        let m = StageMetrics::new("t");
+        let wall = std::time::Instant::now();
+        let span = CpuSpan::start();
+        std::thread::sleep(Duration::from_millis(30));
+        let mut x = 1u64;
+        for i in 0..20_000_000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
+        }
+        assert_ne!(x, 0);
+        span.end(&m);
+        let (cpu, wall) = (m.snapshot().cpu_seconds, wall.elapsed().as_secs_f64());
+        if thread_cpu_time().is_some() {
+            // The 30 ms asleep are not CPU time.
+            assert!(cpu > 0.0 && cpu <= wall - 0.025, "cpu {cpu} s, wall {wall} s");
         }
     }
 }

@@ -208,7 +208,7 @@ where
     };
     let writer_cpu = metrics::CpuSpan::start();
     let write_result = writer.run(&m_rx);
-    writer_cpu.end(&writer.metrics);
+    writer_cpu.end(writer.metrics);
     let written = writer.written;
     // On a write error, dropping the receiver makes the pools stop.
     drop(m_rx);
