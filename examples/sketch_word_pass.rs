@@ -17,39 +17,11 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
 
-use crawler::warc::WarcPages;
+#[path = "common/html_bodies.rs"]
+mod html_bodies;
 use detector::fingerprint::scan::{fingerprint_for_scan, simhash_and_sketch_of_blocks, simhash_of_blocks};
 use detector::{CleanOptions, CleanedDoc, Normalization};
-
-fn bodies(input: &Path) -> Vec<Vec<u8>> {
-    if input.is_dir() {
-        // `*.html` files under the directory, in sorted order (subdirectories too).
-        let mut paths = Vec::new();
-        let mut dirs = vec![input.to_path_buf()];
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(&d).expect("read input directory").flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    dirs.push(p);
-                } else if p.extension().is_some_and(|e| e == "html") {
-                    paths.push(p);
-                }
-            }
-        }
-        paths.sort();
-        paths.iter().map(|p| std::fs::read(p).expect("read page")).collect()
-    } else {
-        WarcPages::open(input)
-            .expect("open WARC")
-            .filter_map(Result::ok)
-            .filter(|p| {
-                (200..300).contains(&p.status)
-                    && p.content_type.as_deref().is_some_and(|c| c.trim_start().starts_with("text/html"))
-            })
-            .map(|p| p.body)
-            .collect()
-    }
-}
+use html_bodies::html_bodies;
 
 fn main() {
     let mut passes = 15usize;
@@ -64,7 +36,7 @@ fn main() {
     }
     assert!(!inputs.is_empty(), "usage: sketch_word_pass [--passes N] INPUT…");
     for input in inputs {
-        let bodies = bodies(Path::new(&input));
+        let bodies = html_bodies(Path::new(&input));
         let html: usize = bodies.iter().map(Vec::len).sum();
         let opts = CleanOptions { extract_links: false };
         let docs: Vec<CleanedDoc> =
