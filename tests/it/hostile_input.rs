@@ -106,3 +106,39 @@ fn fifos_are_counted_and_non_utf8_names_keep_their_own_urls() {
         assert_eq!(stats["skipped"]["not_regular_file"], 1, "{stats}");
     }
 }
+
+/// A capture repeated in one WARC (same URL, same body) is stored once, whether the repeat
+/// falls in the same store batch or a later one, and a store that held no page when the scan
+/// began (the filter then skips its per-page lookup) counts the repeat like any other
+/// already-stored page. Scanning the same WARC again stores nothing new.
+#[test]
+fn a_capture_repeated_in_one_scan_is_stored_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let page = |t: &str| {
+        format!(
+            "<html><body><p>{t}: a paragraph long enough to be a chunk of its own here.</p></body></html>"
+        )
+    };
+    let mut warc = response("http://r.test/a.html", &page("first"), None);
+    // More pages than one store batch (256) between the repeats.
+    for i in 0..300 {
+        warc.extend(response(&format!("http://r.test/f{i}.html"), &page(&format!("filler {i}")), None));
+    }
+    warc.extend(response("http://r.test/a.html", &page("first"), None));
+    warc.extend(response("http://r.test/a.html", &page("first"), None));
+    warc.extend(response("http://r.test/a.html", &page("changed"), None));
+    let path = tmp.path().join("repeats.warc");
+    std::fs::write(&path, &warc).unwrap();
+
+    let (stats, stderr) = scan(tmp.path(), &[], &[&path], 0);
+    assert_eq!(stats["pages_written"], 302, "{stats}\n{stderr}");
+    assert_eq!(stats["skipped"]["already_stored"], 2, "{stats}");
+    let urls = stored_urls(&tmp.path().join("scan.db"));
+    assert_eq!(urls.len(), 302);
+    assert_eq!(urls.iter().filter(|u| *u == "http://r.test/a.html").count(), 2, "two captures of a.html");
+
+    let (again, _) = scan(tmp.path(), &[], &[&path], 0);
+    assert_eq!(again["pages_written"], 0, "{again}");
+    assert_eq!(again["skipped"]["already_stored"], 304, "{again}");
+    assert_eq!(stored_urls(&tmp.path().join("scan.db")).len(), 302);
+}
