@@ -36,13 +36,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crawler::warc::WarcPages;
 use detector::{CleanOptions, Page, PageOrigin, TrapRules};
 use ditto::pipeline::metrics::Skips;
 use ditto::pipeline::progress::ProgressMode;
 use ditto::pipeline::stages::{self, FilterSettings, Input, Matcher};
 use ditto::pipeline::{run_scan, ScanConfig};
 use labelsets::{Kind, LabelSetBuilder, Normalization};
+
+#[allow(dead_code)] // the bench reads whole pages, not only bodies
+#[path = "../examples/common/html_bodies.rs"]
+mod html_bodies;
 
 const PASSES: usize = 5;
 /// Passes of the page-by-page interleaved (a)/(b) measurement.
@@ -55,20 +58,6 @@ fn tokenize(body: &[u8]) -> usize {
 
 fn data_dir() -> PathBuf {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")).to_path_buf()
-}
-
-/// `text/html` 2xx pages of a WARC file, in file order.
-fn load_warc(path: &Path) -> Vec<Page> {
-    WarcPages::open(path)
-        .expect("open WARC")
-        .filter_map(Result::ok)
-        .filter(|p| {
-            (200..300).contains(&p.status)
-                && p.content_type.as_deref().is_some_and(|c| {
-                    c.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("text/html")
-                })
-        })
-        .collect()
 }
 
 /// `*.html` directly under `dir`, sorted, as 200 `text/html` pages with Wikipedia URLs.
@@ -415,7 +404,7 @@ fn main() {
     let (m, norm) = matcher(&labelset);
 
     let t = Instant::now();
-    let debian = load_warc(&warc);
+    let debian = html_bodies::warc_html_pages(&warc);
     println!("read {} in {:.2} s", warc.display(), t.elapsed().as_secs_f64());
     let wiki = load_articles(&articles);
 

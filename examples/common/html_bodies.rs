@@ -1,5 +1,6 @@
-//! The HTML bodies a scan cleans as HTML, for the examples that compare stages with the bare
-//! tokenizer on the same bytes (`scan_vs_tokenizer`, `sketch_word_pass`).
+//! The HTML bodies a scan cleans as HTML, for the examples and the bench that compare stages
+//! with the bare tokenizer on the same bytes (`scan_vs_tokenizer`, `sketch_word_pass`,
+//! `benches/scan_throughput.rs`).
 
 use std::path::Path;
 
@@ -24,16 +25,20 @@ pub fn html_bodies(input: &Path) -> Vec<Vec<u8>> {
         paths.sort();
         paths.iter().map(|p| std::fs::read(p).expect("read page")).collect()
     } else {
-        WarcPages::open(input)
-            .expect("open WARC")
-            .filter_map(Result::ok)
-            .filter(|p| {
-                (200..300).contains(&p.status)
-                    && p.content_type.as_deref().is_some_and(|c| {
-                        c.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("text/html")
-                    })
-            })
-            .map(|p| p.body)
-            .collect()
+        warc_html_pages(input).into_iter().map(|p| p.body).collect()
     }
+}
+
+/// The `text/html` 2xx pages of a WARC file, in file order, as a scan reads them.
+pub fn warc_html_pages(path: &Path) -> Vec<detector::Page> {
+    WarcPages::open(path)
+        .expect("open WARC")
+        .filter_map(Result::ok)
+        .filter(|p| {
+            (200..300).contains(&p.status)
+                && p.content_type.as_deref().is_some_and(|c| {
+                    c.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("text/html")
+                })
+        })
+        .collect()
 }
