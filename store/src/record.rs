@@ -297,29 +297,44 @@ impl<'a> Reader<'a> {
 /// start, read without decoding the rest (origin, sources, evidence), for passes over every
 /// page that need only them (the summaries' totals and thresholds).
 pub fn decode_counts(value: &[u8]) -> Result<(u32, u32, f64), String> {
-    let mut r = Reader { b: value };
+    let h = read_head(&mut Reader { b: value })?;
+    Ok((h.chunks, h.labeled_chunks, h.contains))
+}
+
+/// The fixed fields every record starts with (after its layout byte, checked here).
+struct Head {
+    flags: u8,
+    fetch_time: i64,
+    status: u16,
+    chunks: u32,
+    labeled_chunks: u32,
+    stop_chunks: u32,
+    shingles: u32,
+    contains: f64,
+}
+
+fn read_head(r: &mut Reader) -> Result<Head, String> {
     let layout = r.u8()?;
     if layout != RECORD_LAYOUT {
         return Err(format!("record layout {layout} is not {RECORD_LAYOUT}"));
     }
-    r.take(1 + 8 + 2)?; // flags, fetch time, status
-    let (chunks, labeled_chunks) = (r.v32()?, r.v32()?);
-    let (_stop_chunks, _shingles) = (r.v32()?, r.v32()?);
-    Ok((chunks, labeled_chunks, f64::from_le_bytes(r.array()?)))
+    Ok(Head {
+        flags: r.u8()?,
+        fetch_time: i64::from_le_bytes(r.array()?),
+        status: u16::from_le_bytes(r.array()?),
+        chunks: r.v32()?,
+        labeled_chunks: r.v32()?,
+        stop_chunks: r.v32()?,
+        shingles: r.v32()?,
+        contains: f64::from_le_bytes(r.array()?),
+    })
 }
 
 /// Decode a record stored under the page key of `url` and `file_hash`.
 pub fn decode_record(url: &str, file_hash: &Sha1Digest, value: &[u8]) -> Result<PageRecord, String> {
     let mut r = Reader { b: value };
-    let layout = r.u8()?;
-    if layout != RECORD_LAYOUT {
-        return Err(format!("record layout {layout} is not {RECORD_LAYOUT}"));
-    }
-    let flags = r.u8()?;
-    let fetch_time = i64::from_le_bytes(r.array()?);
-    let status = u16::from_le_bytes(r.array()?);
-    let (chunks, labeled_chunks, stop_chunks, shingles) = (r.v32()?, r.v32()?, r.v32()?, r.v32()?);
-    let contains = f64::from_le_bytes(r.array()?);
+    let Head { flags, fetch_time, status, chunks, labeled_chunks, stop_chunks, shingles, contains } =
+        read_head(&mut r)?;
     let file_match = if flags & F_FILE_MATCH != 0 { Some(r.v32()?) } else { None };
     let simhash = if flags & F_SIMHASH != 0 { Some(u64::from_le_bytes(r.array()?)) } else { None };
     let text_hash = if flags & F_TEXT_HASH != 0 { Some(hex(&r.array::<20>()?)) } else { None };
