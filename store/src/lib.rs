@@ -446,14 +446,19 @@ impl Store {
 
     /// True when some capture of this URL (any digest) is stored.
     pub fn has_url(&self, url: &str) -> Result<bool> {
-        Ok(self.tree.scan_prefix(page_url_prefix(url, 0)).next().transpose()?.is_some())
+        self.has_key_with_prefix(page_url_prefix(url, 0))
     }
 
     /// True when the store holds at least one page capture. A scan into a store that holds
     /// none skips [`Store::has_url`] per page: only a capture of this same scan could match,
     /// and [`Store::write_batch`] skips those already.
     pub fn has_any_page(&self) -> Result<bool> {
-        Ok(self.tree.scan_prefix(PAGE).next().transpose()?.is_some())
+        self.has_key_with_prefix(PAGE)
+    }
+
+    /// True when some key starts with `prefix`.
+    fn has_key_with_prefix(&self, prefix: impl AsRef<[u8]>) -> Result<bool> {
+        Ok(self.tree.scan_prefix(prefix).next().transpose()?.is_some())
     }
 
     /// True when this capture (URL + digest) is already stored.
