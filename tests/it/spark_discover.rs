@@ -40,26 +40,48 @@ pub(crate) fn spark_python() -> PathBuf {
     );
     let venv = root().join("target/spark-venv");
     let py = venv.join("bin/python");
-    if !py.exists() {
+    let ready =
+        || Command::new(&py).args(["-c", "import pyspark"]).output().is_ok_and(|o| o.status.success());
+    locked_venv(&venv, &ready, &["pyspark"]);
+    py
+}
+
+/// Makes `venv` a virtualenv in which `ready()` holds, pip-installing `packages` when it does
+/// not. Tests running side by side (and `bindings/python/tests/test_scrapy.sh`, which takes
+/// the same lock with flock(1)) share venvs under target/: an exclusive lock on
+/// `<venv>.lock` keeps one from using a venv another is half-way through creating, and a
+/// venv left without pip (an interrupted run) is created again.
+pub(crate) fn locked_venv(venv: &Path, ready: &dyn Fn() -> bool, packages: &[&str]) {
+    let lock_path = venv.with_extension("lock");
+    if let Some(parent) = lock_path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    let lock = std::fs::File::create(&lock_path).unwrap();
+    lock.lock().unwrap_or_else(|e| panic!("locking {}: {e}", lock_path.display()));
+    if ready() {
+        return;
+    }
+    let py = venv.join("bin/python");
+    let has_pip =
+        Command::new(&py).args(["-m", "pip", "--version"]).output().is_ok_and(|o| o.status.success());
+    if !has_pip {
         let base = std::env::var("DITTO_PYTHON").unwrap_or_else(|_| "python3".into());
-        let out = Command::new(&base).args(["-m", "venv"]).arg(&venv).output();
+        let out = Command::new(&base).args(["-m", "venv", "--clear"]).arg(venv).output();
         assert!(
             out.as_ref().is_ok_and(|o| o.status.success()),
             "cannot create a venv with {base} -m venv {} (needs Python 3.9+ with venv): {out:?}",
             venv.display()
         );
     }
-    let probe = Command::new(&py).args(["-c", "import pyspark"]).output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        let out = Command::new(&py).args(["-m", "pip", "install", "-q", "pyspark"]).output();
-        assert!(
-            out.as_ref().is_ok_and(|o| o.status.success()),
-            "pip install pyspark into {} failed (network to PyPI needed once): {}",
-            venv.display(),
-            out.as_ref().map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).unwrap_or_default()
-        );
-    }
-    py
+    let out = Command::new(&py).args(["-m", "pip", "install", "-q"]).args(packages).output();
+    assert!(
+        out.as_ref().is_ok_and(|o| o.status.success()),
+        "pip install {} into {} failed (network to PyPI needed once): {}",
+        packages.join(" "),
+        venv.display(),
+        out.as_ref().map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).unwrap_or_default()
+    );
+    assert!(ready(), "{} is still not usable after pip install {}", venv.display(), packages.join(" "));
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use crate::common::{ditto, run_ok, shared_data};
-use crate::spark_discover::spark_python;
+use crate::spark_discover::{locked_venv, spark_python};
 use ditto::report::{Level, NoSourceNames, ReportConfig, ReviewFilter, ThresholdChoice};
 
 fn root() -> PathBuf {
@@ -33,15 +33,8 @@ fn install_wheel(py: &Path, tmp: &Path) {
     let target = root().join("target/python-plugin");
     let tools = target.join("tools-venv");
     let maturin = tools.join("bin/maturin");
-    if !maturin.exists() {
-        let base = std::env::var("DITTO_PYTHON").unwrap_or_else(|_| "python3".into());
-        let ok = Command::new(&base).args(["-m", "venv"]).arg(&tools).status().is_ok_and(|s| s.success())
-            && Command::new(tools.join("bin/pip"))
-                .args(["install", "-q", "maturin>=1.5,<2"])
-                .status()
-                .is_ok_and(|s| s.success());
-        assert!(ok, "cannot install maturin into {} (PyPI needed once)", tools.display());
-    }
+    let ready = || Command::new(&maturin).arg("--version").output().is_ok_and(|o| o.status.success());
+    locked_venv(&tools, &ready, &["maturin>=1.5,<2"]);
     let wheels = tmp.join("wheels");
     let out = Command::new(&maturin)
         .args(["build", "--release", "--quiet", "-m"])

@@ -28,12 +28,18 @@ rm -rf "$WORK"
 mkdir -p "$WORK"
 
 # 1. maturin in a tool venv (kept between runs), the wheel, a fresh venv with it + Scrapy.
+# The tool venv is shared with tests/it/spark_scan.rs, which may run beside this script:
+# both take an exclusive lock on $TOOLS.lock while they check or create it.
 TOOLS=$CARGO_TARGET_DIR/tools-venv
-if [ ! -x "$TOOLS/bin/maturin" ]; then
+mkdir -p "$CARGO_TARGET_DIR"
+exec 9>"$TOOLS.lock"
+flock 9
+if ! "$TOOLS/bin/maturin" --version >/dev/null 2>&1; then
     say "installing maturin into $TOOLS"
-    "$PYTHON" -m venv "$TOOLS"
+    "$PYTHON" -m venv --clear "$TOOLS"
     "$TOOLS/bin/pip" install -q "maturin>=1.5,<2"
 fi
+flock -u 9
 say "building the wheel"
 "$TOOLS/bin/maturin" build --release --quiet -m "$PKG/Cargo.toml" -o "$WORK/wheels" >&2
 WHEEL=$(ls "$WORK"/wheels/ditto_detect-*.whl)
