@@ -328,7 +328,10 @@ fn spawn_stages(
     workers.extend(pool::spawn_pool(metrics.fingerprint.clone(), threads, cln_rx, fp_tx, move |p| {
         Some(stages::fingerprint(p, &norm, &need))
     }));
-    let matcher = Arc::new(matcher);
+    // The store keeps each evidence passage's source and block, not its text (read back
+    // from the page's source for reports), and nothing after this pool reads the passages:
+    // they are not built.
+    let matcher = Arc::new(Matcher { passage_chars: 0, ..matcher });
     let s = skips.clone();
     workers.extend(pool::spawn_pool(metrics.matching.clone(), threads, fp_rx, output, move |p| {
         // The store rows are encoded here, in the pool: the writer only applies them.

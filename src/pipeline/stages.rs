@@ -220,7 +220,8 @@ pub struct Matcher {
     pub stops: Arc<dyn StopList + Send + Sync>,
     /// How many copied passages to keep per page as evidence.
     pub evidence_per_page: usize,
-    /// Longest passage kept, in chars.
+    /// Longest passage kept, in chars; 0 leaves each evidence passage empty (the store keeps
+    /// only each passage's source and block, and reports read the passage back).
     pub passage_chars: usize,
     /// Crawl only: how links found on pages enter the frontier.
     pub links: Option<LinkSettings>,
@@ -313,7 +314,10 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
                 used_blocks.push(cm.block);
                 evidence.push(Evidence {
                     source: cm.source,
-                    passage: shorten(text, m.passage_chars),
+                    passage: match m.passage_chars {
+                        0 => String::new(),
+                        max => shorten(text, max),
+                    },
                     block: cm.block,
                 });
             }

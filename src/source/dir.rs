@@ -279,6 +279,23 @@ pub fn path_to_url(prefix: &str, rel: &Path) -> String {
     url
 }
 
+/// The file's bytes and metadata, or None when it is larger than `max` bytes (by its size,
+/// or by what could be read: a file growing while read is not read past `max`).
+fn read_limited(path: &Path, max: u64) -> std::io::Result<Option<(Vec<u8>, fs::Metadata)>> {
+    use std::io::Read;
+    let file = fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if meta.len() > max {
+        return Ok(None);
+    }
+    let mut body = Vec::with_capacity(meta.len() as usize + 1);
+    file.take(max.saturating_add(1)).read_to_end(&mut body)?;
+    if body.len() as u64 > max {
+        return Ok(None);
+    }
+    Ok(Some((body, meta)))
+}
+
 impl Iterator for DirSource {
     type Item = Result<Page, DirError>;
 
@@ -306,19 +323,13 @@ impl Iterator for DirSource {
                 self.stats.warc_files += 1;
                 continue;
             }
-            let meta = match entry.metadata() {
-                Ok(m) => m,
-                Err(e) => {
-                    self.stats.errors += 1;
-                    return Some(Err(DirError { path: path.to_path_buf(), message: e.to_string() }));
+            // One open and one fstat a file: its size and time come from the open handle.
+            let (body, meta) = match read_limited(path, self.max_file) {
+                Ok(Some(read)) => read,
+                Ok(None) => {
+                    self.stats.too_large += 1;
+                    continue;
                 }
-            };
-            if meta.len() > self.max_file {
-                self.stats.too_large += 1;
-                continue;
-            }
-            let body = match fs::read(path) {
-                Ok(b) => b,
                 Err(e) => {
                     self.stats.errors += 1;
                     return Some(Err(DirError { path: path.to_path_buf(), message: e.to_string() }));

@@ -65,7 +65,18 @@ pub fn encode_record(r: &PageRecord) -> Result<Vec<u8>, String> {
         None => None,
         Some(h) => Some(parse_hex(h).ok_or("the text hash is not 40 hex digits")?),
     };
-    let mut out = Vec::with_capacity(64 + 8 * (r.sources.len() + r.evidence.len()));
+    let origin_bytes = match &r.origin {
+        PageOrigin::File { path } => path.len(),
+        PageOrigin::Warc { file, .. } => file.len() + 10,
+        _ => 0,
+    };
+    // The fixed fields, varints and strings, and the sketch at up to 5 bytes a hash.
+    let mut out = Vec::with_capacity(
+        96 + origin_bytes
+            + 8 * (r.sources.len() + r.evidence.len())
+            + r.near_duplicate_of.as_ref().map_or(0, String::len)
+            + 5 * r.sketch.hashes.len(),
+    );
     out.push(RECORD_LAYOUT);
     let flags = (r.file_match.is_some() as u8 * F_FILE_MATCH)
         | (r.simhash.is_some() as u8 * F_SIMHASH)
@@ -130,7 +141,8 @@ pub fn encode_record(r: &PageRecord) -> Result<Vec<u8>, String> {
         let mean = (u64::from(h[h.len() - 1]) + 1) / h.len() as u64;
         let b = 63 - mean.max(1).leading_zeros();
         out.push(b as u8);
-        let mut bits = BitWriter::default();
+        // Rice codes average about b + 2 bits.
+        let mut bits = BitWriter::with_capacity(h.len() * (b as usize + 2) / 8 + 8);
         let mut prev = 0u32;
         for (i, &x) in h.iter().enumerate() {
             let gap = u64::from(x - if i > 0 { prev } else { 0 });
@@ -154,14 +166,21 @@ struct BitWriter {
 }
 
 impl BitWriter {
+    /// About `bytes` bytes will be written.
+    fn with_capacity(bytes: usize) -> Self {
+        BitWriter { out: Vec::with_capacity(bytes), acc: 0, n: 0 }
+    }
+
     /// The low `k` bits of `x` (k ≤ 32).
     fn put(&mut self, x: u64, k: u32) {
         self.acc |= x << self.n;
         self.n += k;
-        while self.n >= 8 {
-            self.out.push(self.acc as u8);
-            self.acc >>= 8;
-            self.n -= 8;
+        // Fewer than 32 bits were pending, so at most 63 are now: flush whole 32-bit words
+        // (the same bytes, low first, as byte by byte).
+        if self.n >= 32 {
+            self.out.extend_from_slice(&(self.acc as u32).to_le_bytes());
+            self.acc >>= 32;
+            self.n -= 32;
         }
     }
 
@@ -175,9 +194,8 @@ impl BitWriter {
     }
 
     fn finish(mut self) -> Vec<u8> {
-        if self.n > 0 {
-            self.out.push(self.acc as u8);
-        }
+        let bytes = self.n.div_ceil(8) as usize;
+        self.out.extend_from_slice(&self.acc.to_le_bytes()[..bytes]);
         self.out
     }
 }
