@@ -158,7 +158,6 @@ pub fn encode_record(r: &PageRecord) -> Result<Vec<u8>, String> {
 }
 
 /// Bits written first-in, lowest bit of each byte first.
-#[derive(Default)]
 struct BitWriter {
     out: Vec<u8>,
     acc: u64,
