@@ -128,9 +128,11 @@ s = json.load(open(stats))
 stored = s.get("pages_stored", s.get("stored", pages))
 busy = {k: round(v.get("busy_s", 0), 2) for k, v in s.get("stages", {}).items()} if isinstance(s.get("stages"), dict) else {}
 wall = end - start
+first_start = min(r[0] - r[4] for r in rows) if rows else start
+last_end = max(r[0] for r in rows) if rows else end
 print(f"round {rnd}: {pages} pages (HTTP 200, robots.txt left out) in {wall:.2f} s = {pages / wall:,.0f} pages/s; "
       f"{len(rows)} requests to {len(by_host)} hosts; politeness violations: {close} closer than {delay:.0f} ms, "
       f"{overlap} two in flight (smallest gap {min_gap:.1f} ms); CPU s: crawl {crawl_cpu}, nginx {nginx_cpu}; "
-      f"load average {load}")
+      f"load average {load}; first request {first_start - start:.2f} s after start, exit {end - last_end:.2f} s after the last")
 PY
 done
