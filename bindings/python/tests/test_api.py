@@ -5,9 +5,11 @@ over the same pages, and several Python threads detecting at once.
     python test_api.py [DITTO_BINARY]        (default: ditto on PATH)
 """
 
+import atexit
 import concurrent.futures
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -70,6 +72,8 @@ def report(store, level):
 
 def main():
     tmp = tempfile.mkdtemp(prefix="ditto-py-")
+    # Removed however the test ends (it left one directory behind per run).
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     src = os.path.join(tmp, "articles")
     os.makedirs(src)
     for title, paras in ARTICLES.items():
