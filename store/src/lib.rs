@@ -212,7 +212,7 @@ pub struct PageWrite {
     /// Crawl only: the frontier ticket this page completes (its in-flight URL and host key).
     pub fetched: Option<(String, String)>,
     /// Crawl only: links found on the page, queued when not seen before: in the page's batch,
-    /// or (past [`LINK_BATCH`] in one write) one by one just before it.
+    /// or (past [`LINK_BATCH`] in one write) in batches of their own just before it.
     pub links: Vec<FrontierEntry>,
     /// The page's word-4-shingle set (sorted, distinct 32-bit hashes,
     /// `detector::shingles::shingle_set`), stored under `w/` with the record when not
@@ -529,10 +529,10 @@ impl Store {
         }
         counts.pages = out.written;
         lifecycle::add_counts(&self.tree, &mut batch, &counts)?;
-        // All but the last LINK_BATCH links are queued first, one by one (a crawl's batch of
-        // pages can carry hundreds of thousands of links; see `frontier`).
+        // All but the last LINK_BATCH links go in batches of their own first (a crawl's
+        // batch of pages can carry hundreds of thousands of links; see `frontier`).
         let (early, last) = links.split_at(links.len().saturating_sub(frontier::LINK_BATCH));
-        let added_early = self.queue_in_order(early)?;
+        let added_early = self.queue_in_batches(early)?;
         let (mut writes, mut fresh) = (Vec::new(), Vec::new());
         let added = self.stage_links(last, &mut writes, &mut fresh)?;
         for (k, v) in writes {
