@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use store::FrontierEntry;
 
 use crate::partition::PartitionRouter;
-use crate::urls::{canonical_url, surt_host_key, OutOfScope, ScopeRules, TrapGuard};
+use url::Url;
+
+use crate::urls::{canonical_url, resolve, surt_host_key, OutOfScope, ScopeRules, TrapGuard, UrlError};
 
 /// Links taken from one page by default (`ditto crawl --max-links-per-page`). Pages with
 /// more are rare (sitemaps-as-HTML, directory listings) or hostile (issue 26: one page of
@@ -59,14 +61,26 @@ impl LinkPolicy {
     /// A frontier entry for `href` found at `depth` with `priority`, or None (counted).
     pub fn admit(&self, base: Option<&str>, href: &str, depth: u32, priority: u32) -> Option<FrontierEntry> {
         let url = match base {
-            Some(b) => crate::urls::canonicalize_with_base(b, href),
-            None => crate::urls::canonicalize(href),
+            Some(b) => Url::parse(b).map_err(UrlError::from).and_then(|b| resolve(&b, href)),
+            None => canonical_url(href),
         };
-        let Ok(url) = url else {
-            self.reject("bad_url");
-            return None;
-        };
-        let Ok(parsed) = canonical_url(&url) else {
+        self.admit_canonical(url, depth, priority)
+    }
+
+    /// [`Self::admit`] for a link on the page at `base`, already parsed: a page's links
+    /// share it, and each link is parsed once (it was parsed three times, the base included).
+    pub fn admit_on_page(&self, base: &Url, href: &str, depth: u32, priority: u32) -> Option<FrontierEntry> {
+        self.admit_canonical(resolve(base, href), depth, priority)
+    }
+
+    /// The entry for a canonical URL (or None, counted: not one, too deep, out of scope, a trap).
+    fn admit_canonical(
+        &self,
+        url: Result<Url, UrlError>,
+        depth: u32,
+        priority: u32,
+    ) -> Option<FrontierEntry> {
+        let Ok(parsed) = url else {
             self.reject("bad_url");
             return None;
         };
@@ -83,7 +97,7 @@ impl LinkPolicy {
             return None;
         }
         let host_key = surt_host_key(parsed.host_str().unwrap_or(""));
-        Some(FrontierEntry { url, host_key, depth, priority, hops: 0 })
+        Some(FrontierEntry { url: parsed.into(), host_key, depth, priority, hops: 0 })
     }
 
     /// Entries for a page's links (`hrefs`, found at `base`): each admitted as by
@@ -98,14 +112,20 @@ impl LinkPolicy {
     ) -> Vec<FrontierEntry> {
         let mut out = Vec::new();
         let mut dropped = 0u64;
+        let base = Url::parse(base);
         for href in hrefs {
             if out.len() >= self.max_links_per_page {
                 dropped += 1;
                 continue;
             }
-            if let Some(e) = self.admit(Some(base), href, depth, priority) {
-                out.push(e);
-            }
+            let admitted = match &base {
+                Ok(b) => self.admit_on_page(b, href, depth, priority),
+                Err(_) => {
+                    self.reject("bad_url");
+                    None
+                }
+            };
+            out.extend(admitted);
         }
         self.count_over_cap(dropped);
         out
@@ -132,4 +152,50 @@ impl LinkPolicy {
 
 fn scope_reason(e: &OutOfScope) -> &'static str {
     e.as_str()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::urls::{Scope, TrapLimits};
+
+    fn policy() -> LinkPolicy {
+        LinkPolicy::new(ScopeRules::new(Scope::Any), TrapGuard::new(TrapLimits::default()), 10)
+    }
+
+    /// A page's links parsed once against its parsed URL give the entries (and the
+    /// rejections) that each link admitted on its own gave.
+    #[test]
+    fn links_on_a_parsed_page_are_admitted_as_one_by_one() {
+        let base = "HTTP://Example.COM.:80/a/b/../c/index.html?x=1#top";
+        let hrefs: Vec<String> = [
+            "d.html",
+            "../e/./f.html?b=2&a=1#frag",
+            "/g%7eh/%41",
+            "//Other.Example.org:8080/x",
+            "https://example.com:443/",
+            "?q=only",
+            "#only-fragment",
+            "mailto:a@b.c",
+            "javascript:void(0)",
+            "http://[::1]/v6",
+            "http:///nohost",
+            "HTTP://EXAMPLE.com/%7Euser/ä ö",
+            "a b c",
+            "",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let (one, many) = (policy(), policy());
+        let each: Vec<FrontierEntry> = hrefs.iter().filter_map(|h| one.admit(Some(base), h, 1, 7)).collect();
+        let page = many.admit_page_links(base, &hrefs, 1, 7);
+        assert_eq!(page, each);
+        assert_eq!(many.rejected(), one.rejected());
+        assert!(page.len() >= 8, "{page:?}");
+        // Each entry's URL is already canonical: canonicalizing it again changes nothing.
+        for e in &page {
+            assert_eq!(canonical_url(&e.url).map(String::from).as_deref(), Ok(e.url.as_str()));
+        }
+    }
 }
