@@ -133,6 +133,6 @@ last_end = max(r[0] for r in rows) if rows else end
 print(f"round {rnd}: {pages} pages (HTTP 200, robots.txt left out) in {wall:.2f} s = {pages / wall:,.0f} pages/s; "
       f"{len(rows)} requests to {len(by_host)} hosts; politeness violations: {close} closer than {delay:.0f} ms, "
       f"{overlap} two in flight (smallest gap {min_gap:.1f} ms); CPU s: crawl {crawl_cpu}, nginx {nginx_cpu}; "
-      f"load average {load}; first request {first_start - start:.2f} s after start, exit {end - last_end:.2f} s after the last")
+      f"load average {load}; first request {first_start - start:.3f} s after start, exit {end - last_end:.3f} s after the last")
 PY
 done

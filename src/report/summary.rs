@@ -35,11 +35,11 @@ pub struct StoreSummary {
 impl StoreSummary {
     /// A line for when no neighborhood is above the threshold but some have badness.
     pub fn nothing_above_hint(&self) -> Option<String> {
-        if self.neighborhoods_above_threshold > 0 {
-            return None;
-        }
-        crate::report::nearest_below_hint(self.neighborhood_threshold, &self.highest_neighborhoods)
-            .map(|h| format!("{h} with ditto report"))
+        hint_when_none_above(
+            self.neighborhoods_above_threshold,
+            self.neighborhood_threshold,
+            &self.highest_neighborhoods,
+        )
     }
 }
 
@@ -54,20 +54,9 @@ pub fn store_summary(store: &Store) -> Result<StoreSummary> {
         pages.push(p.contains);
         contains.push(p.contains);
     }
-    let mut hoods = MeanStd::default();
-    let mut badness = Vec::new();
-    let mut highest = Vec::new();
-    for n in store.neighborhoods() {
-        let (name, acc) = n?;
-        t.neighborhoods += 1;
-        let b = acc.badness();
-        hoods.push(b);
-        badness.push(b);
-        if b > 0.0 {
-            crate::report::keep_nearest(&mut highest, &name, b);
-        }
-    }
-    let (pt, nt) = (pages.mean_plus_std(), hoods.mean_plus_std());
+    let hoods = HoodStats::of(store)?;
+    t.neighborhoods = hoods.count;
+    let pt = pages.mean_plus_std();
     Ok(StoreSummary {
         pages: t.pages,
         chunks: t.chunks,
@@ -78,14 +67,57 @@ pub fn store_summary(store: &Store) -> Result<StoreSummary> {
         page_contains_sd: pages.std_dev(),
         page_threshold: pt,
         pages_above_threshold: contains.iter().filter(|&&c| c > pt).count() as u64,
-        neighborhood_badness_mean: hoods.mean(),
-        neighborhood_badness_sd: hoods.std_dev(),
-        neighborhood_threshold: nt,
-        neighborhoods_above_threshold: badness.iter().filter(|&&b| b > nt).count() as u64,
+        neighborhood_badness_mean: hoods.badness.mean(),
+        neighborhood_badness_sd: hoods.badness.std_dev(),
+        neighborhood_threshold: hoods.threshold,
+        neighborhoods_above_threshold: hoods.above,
         labelset: store.label_set()?,
         size_on_disk_bytes: store.size_on_disk()?,
-        highest_neighborhoods: highest,
+        highest_neighborhoods: hoods.highest,
     })
+}
+
+/// The neighborhoods' badness: one pass over them (there are far fewer than pages).
+struct HoodStats {
+    count: u64,
+    badness: MeanStd,
+    /// Mean + one standard deviation.
+    threshold: f64,
+    above: u64,
+    /// The highest few with any badness, best first.
+    highest: Vec<(String, f64)>,
+}
+
+impl HoodStats {
+    fn of(store: &Store) -> Result<HoodStats> {
+        let (mut count, mut stats, mut all, mut highest) = (0, MeanStd::default(), Vec::new(), Vec::new());
+        for n in store.neighborhoods() {
+            let (name, acc) = n?;
+            count += 1;
+            let b = acc.badness();
+            stats.push(b);
+            all.push(b);
+            if b > 0.0 {
+                crate::report::keep_nearest(&mut highest, &name, b);
+            }
+        }
+        let threshold = stats.mean_plus_std();
+        let above = all.iter().filter(|&&b| b > threshold).count() as u64;
+        Ok(HoodStats { count, badness: stats, threshold, above, highest })
+    }
+
+    /// A line for when no neighborhood is above the threshold but some have badness.
+    fn nothing_above_hint(&self) -> Option<String> {
+        hint_when_none_above(self.above, self.threshold, &self.highest)
+    }
+}
+
+/// "nothing is above the threshold …" naming the highest below it, when none is above.
+fn hint_when_none_above(above: u64, threshold: f64, highest: &[(String, f64)]) -> Option<String> {
+    if above > 0 {
+        return None;
+    }
+    crate::report::nearest_below_hint(threshold, highest).map(|h| format!("{h} with ditto report"))
 }
 
 pub fn print_store(store: &Store, json: bool) -> Result<()> {
@@ -165,19 +197,26 @@ pub fn print_scan(st: &ScanStats, store: &Store) -> Result<()> {
             s.stage, s.workers, s.items_in, s.items_out, s.busy_seconds
         );
     }
-    let s = store_summary(store)?;
+    // The pages' totals from the store's recorded counts (a pass over every page record
+    // would grow with the store: a store made before they were kept gets that pass), the
+    // neighborhoods' badness from a pass over them.
+    let t = match store.recorded_totals() {
+        Some(t) => t,
+        None => store.totals()?,
+    };
+    let h = HoodStats::of(store)?;
     eprintln!(
         "store: {} pages, {} chunks, {} labeled; {} of {} neighborhoods above badness threshold {:.4} (mean {:.4} + sd {:.4})",
-        s.pages,
-        s.chunks,
-        s.labeled_chunks,
-        s.neighborhoods_above_threshold,
-        s.neighborhoods,
-        s.neighborhood_threshold,
-        s.neighborhood_badness_mean,
-        s.neighborhood_badness_sd
+        t.pages,
+        t.chunks,
+        t.labeled_chunks,
+        h.above,
+        h.count,
+        h.threshold,
+        h.badness.mean(),
+        h.badness.std_dev()
     );
-    if let Some(hint) = s.nothing_above_hint() {
+    if let Some(hint) = h.nothing_above_hint() {
         eprintln!("{hint}");
     }
     let reviewed = store.reviewed_stop_chunks().count();

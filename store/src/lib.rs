@@ -477,7 +477,7 @@ impl Store {
         let mut host_counts: BTreeMap<&str, u64> = BTreeMap::new();
         let mut links: Vec<FrontierEntry> = Vec::new();
         let mut fresh;
-        let mut counts = lifecycle::Counts::default();
+        let mut counts = lifecycle::Counts { page_sums: Some(Default::default()), ..Default::default() };
         for p in pages {
             if let Some((url, host)) = &p.fetched {
                 batch.remove(frontier::fp_key(frontier::INFLIGHT, url_fingerprint(url)));
@@ -504,6 +504,13 @@ impl Store {
                 batch.insert([SHINGLES, &key[PAGE.len()..]].concat(), shingles.as_slice());
             }
             batch.insert(key, rows.record.as_slice());
+            if let Some(sums) = &mut counts.page_sums {
+                let r = &p.record;
+                sums.chunks += u64::from(r.chunks);
+                sums.labeled_chunks += u64::from(r.labeled_chunks);
+                sums.pages_with_labeled_chunks += u64::from(r.labeled_chunks > 0);
+                sums.contains_sum_fixed += detector::neighborhood::contains_fixed(r.contains);
+            }
             for n in &p.neighborhoods {
                 deltas.entry(n.as_str()).or_default().add(&p.accumulator);
             }
@@ -707,6 +714,22 @@ impl Store {
             t.neighborhoods += 1;
         }
         Ok(t)
+    }
+
+    /// [`Store::totals`] from the counts the store's batches recorded, without reading a
+    /// record (None for a store made before page sums were kept). Unlike `totals`, it does
+    /// not notice records lost to damaged files: `ditto store check` and the full passes do.
+    pub fn recorded_totals(&self) -> Option<StoreTotals> {
+        let c = lifecycle::recorded_counts(&self.tree)?;
+        let s = c.page_sums?;
+        Some(StoreTotals {
+            pages: c.pages,
+            chunks: s.chunks,
+            labeled_chunks: s.labeled_chunks,
+            pages_with_labeled_chunks: s.pages_with_labeled_chunks,
+            neighborhoods: c.neighborhoods,
+            contains_sum_fixed: s.contains_sum_fixed,
+        })
     }
 
     /// Bytes the store occupies on disk.

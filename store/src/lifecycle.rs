@@ -299,21 +299,60 @@ pub struct Counts {
     pub pages: u64,
     pub neighborhoods: u64,
     pub texts: u64,
+    /// What the pages written hold, summed (4 × u64 LE after the counts), so that the end of
+    /// a scan or crawl need not read every page record again; none in stores made before
+    /// they were kept (those are summed by a full pass).
+    pub page_sums: Option<PageSums>,
+}
+
+/// Sums over the pages written: [`crate::StoreTotals`] without a pass.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PageSums {
+    pub chunks: u64,
+    pub labeled_chunks: u64,
+    pub pages_with_labeled_chunks: u64,
+    /// Σ contains, fixed point ([`detector::neighborhood::contains_fixed`]).
+    pub contains_sum_fixed: u64,
+}
+
+impl PageSums {
+    fn add(&mut self, o: &PageSums) {
+        self.chunks += o.chunks;
+        self.labeled_chunks += o.labeled_chunks;
+        self.pages_with_labeled_chunks += o.pages_with_labeled_chunks;
+        self.contains_sum_fixed += o.contains_sum_fixed;
+    }
 }
 
 impl Counts {
+    /// The counts of a new store: all zero, the page sums kept.
+    pub(crate) fn fresh() -> Counts {
+        Counts { page_sums: Some(PageSums::default()), ..Counts::default() }
+    }
+
     fn encode(&self) -> Vec<u8> {
-        [self.pages, self.neighborhoods, self.texts].iter().flat_map(|n| n.to_le_bytes()).collect()
+        let mut n = vec![self.pages, self.neighborhoods, self.texts];
+        if let Some(s) = &self.page_sums {
+            n.extend([s.chunks, s.labeled_chunks, s.pages_with_labeled_chunks, s.contains_sum_fixed]);
+        }
+        n.iter().flat_map(|n| n.to_le_bytes()).collect()
     }
 
     fn decode(v: &[u8]) -> Option<Counts> {
         let n = |i: usize| {
             v.get(i * 8..i * 8 + 8).and_then(|b| <[u8; 8]>::try_from(b).ok()).map(u64::from_le_bytes)
         };
-        if v.len() != 24 {
-            return None;
-        }
-        Some(Counts { pages: n(0)?, neighborhoods: n(1)?, texts: n(2)? })
+        let page_sums = match v.len() {
+            24 => None,
+            56 => Some(PageSums {
+                chunks: n(3)?,
+                labeled_chunks: n(4)?,
+                pages_with_labeled_chunks: n(5)?,
+                contains_sum_fixed: n(6)?,
+            }),
+            _ => return None,
+        };
+        Some(Counts { pages: n(0)?, neighborhoods: n(1)?, texts: n(2)?, page_sums })
     }
 }
 
@@ -326,11 +365,15 @@ pub(crate) fn recorded_counts(tree: &Tree) -> Option<Counts> {
 /// Add a batch's new records to the recorded counts, in the batch (when the store keeps them).
 pub(crate) fn add_counts(tree: &Tree, batch: &mut sled::Batch, new: &Counts) -> Result<()> {
     let Some(v) = tree.get(COUNTS_KEY)? else { return Ok(()) };
-    let mut c =
-        Counts::decode(&v).ok_or_else(|| crate::corrupt("m/counts", "record counts are not 24 bytes"))?;
+    let mut c = Counts::decode(&v)
+        .ok_or_else(|| crate::corrupt("m/counts", "record counts are neither 24 nor 56 bytes"))?;
     c.pages += new.pages;
     c.neighborhoods += new.neighborhoods;
     c.texts += new.texts;
+    // A store made before the sums were kept stays without them.
+    if let (Some(sums), Some(more)) = (&mut c.page_sums, &new.page_sums) {
+        sums.add(more);
+    }
     batch.insert(COUNTS_KEY, c.encode());
     Ok(())
 }
@@ -687,7 +730,7 @@ fn open_dir(path: &Path, mode: Mode, cache_bytes: u64) -> Result<Store> {
     let tree = db.open_tree(TREE.as_bytes())?;
     if fresh {
         // A new store keeps record counts from its first batch on.
-        tree.insert(COUNTS_KEY, Counts::default().encode())?;
+        tree.insert(COUNTS_KEY, Counts::fresh().encode())?;
     }
     if !fresh && tree.get(FORMAT_KEY)?.is_none() {
         return Err(match found {
@@ -1012,6 +1055,14 @@ impl Store {
         for n in self.neighborhoods() {
             r.count("n/ neighborhoods", n);
         }
+        // The sums the end of a scan or crawl prints are recorded, not counted: compare.
+        if let (Some(recorded), Ok(counted)) = (self.recorded_totals(), self.totals()) {
+            if recorded != counted {
+                r.problem(format!(
+                    "the recorded page sums (m/counts) differ from the records: {recorded:?} recorded, {counted:?} counted"
+                ));
+            }
+        }
         for t in self.texts() {
             r.count("t/ page texts", t);
         }
@@ -1132,12 +1183,48 @@ mod tests {
     }
 
     #[test]
+    fn a_store_from_before_page_sums_keeps_its_counts_and_sums_by_a_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::create_or_open(&dir.path().join("s.db")).unwrap();
+        store.write_batch(&[page("http://h/a/1", b"1", 1, 2)]).unwrap();
+        // The counts as stores made before the page sums wrote them: 3 × u64.
+        let old = Counts { page_sums: None, ..recorded_counts(&store.tree).unwrap() };
+        assert_eq!(old.encode().len(), 24);
+        store.tree.insert(COUNTS_KEY, old.encode()).unwrap();
+        store.write_batch(&[page("http://h/a/2", b"2", 0, 3)]).unwrap();
+        let now = recorded_counts(&store.tree).unwrap();
+        assert_eq!((now.pages, now.page_sums), (2, None));
+        assert_eq!(store.recorded_totals(), None);
+        let t = store.totals().unwrap();
+        assert_eq!((t.pages, t.chunks, t.labeled_chunks), (2, 5, 1));
+    }
+
+    #[test]
     fn records_lost_without_an_error_end_a_full_pass_with_one() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::create_or_open(&dir.path().join("s.db")).unwrap();
         store.write_batch(&[page("http://h/a/1", b"1", 1, 2), page("http://h/a/2", b"2", 0, 2)]).unwrap();
         store.write_batch(&[page("http://h/a/1", b"1", 1, 2)]).unwrap();
-        assert_eq!(recorded_counts(&store.tree), Some(Counts { pages: 2, neighborhoods: 2, texts: 2 }));
+        let sums =
+            PageSums { chunks: 4, labeled_chunks: 1, pages_with_labeled_chunks: 1, contains_sum_fixed: 0 };
+        let recorded = recorded_counts(&store.tree).unwrap();
+        assert_eq!(
+            Counts {
+                page_sums: recorded.page_sums.map(|s| PageSums { contains_sum_fixed: 0, ..s }),
+                ..recorded
+            },
+            Counts { pages: 2, neighborhoods: 2, texts: 2, page_sums: Some(sums) }
+        );
+        // The recorded sums are what a full pass over the records finds.
+        assert_eq!(store.recorded_totals(), Some(store.totals().unwrap()));
+        // `store check` compares them.
+        let mut bad = recorded;
+        if let Some(s) = &mut bad.page_sums {
+            s.chunks += 1;
+        }
+        store.tree.insert(COUNTS_KEY, bad.encode()).unwrap();
+        assert!(!store.check().unwrap().is_sound());
+        store.tree.insert(COUNTS_KEY, recorded.encode()).unwrap();
         assert!(store.check().unwrap().is_sound());
         // What sled does with a leaf it cannot read: the records are just not there.
         let key = crate::page_key("http://h/a/2", &detector::fingerprint::sha1(b"2"));
