@@ -309,10 +309,7 @@ pub fn run_partition(
     let crawl =
         report_slot.lock().unwrap_or_else(|e| e.into_inner()).take().context("the crawl did not report")?;
     // From the recorded counts: a full pass over every page record would grow with the store.
-    let totals = match store.recorded_totals() {
-        Some(t) => t,
-        None => store.totals()?,
-    };
+    let totals = store.totals_as_recorded()?;
     let harvest_rate = if crawl.pages > 0 { totals.labeled_chunks as f64 / crawl.pages as f64 } else { 0.0 };
     let exchange = router.map(|r| r.stats());
     Ok(CrawlSummary { crawl, detection, warc_files, harvest_rate, exchange })

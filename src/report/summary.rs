@@ -200,10 +200,7 @@ pub fn print_scan(st: &ScanStats, store: &Store) -> Result<()> {
     // The pages' totals from the store's recorded counts (a pass over every page record
     // would grow with the store: a store made before they were kept gets that pass), the
     // neighborhoods' badness from a pass over them.
-    let t = match store.recorded_totals() {
-        Some(t) => t,
-        None => store.totals()?,
-    };
+    let t = store.totals_as_recorded()?;
     let h = HoodStats::of(store)?;
     eprintln!(
         "store: {} pages, {} chunks, {} labeled; {} of {} neighborhoods above badness threshold {:.4} (mean {:.4} + sd {:.4})",

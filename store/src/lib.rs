@@ -716,6 +716,15 @@ impl Store {
         Ok(t)
     }
 
+    /// [`Store::recorded_totals`], or for a store made before page sums were kept,
+    /// [`Store::totals`] (a full pass).
+    pub fn totals_as_recorded(&self) -> Result<StoreTotals> {
+        match self.recorded_totals() {
+            Some(t) => Ok(t),
+            None => self.totals(),
+        }
+    }
+
     /// [`Store::totals`] from the counts the store's batches recorded, without reading a
     /// record (None for a store made before page sums were kept). Unlike `totals`, it does
     /// not notice records lost to damaged files: `ditto store check` and the full passes do.
