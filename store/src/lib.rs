@@ -477,7 +477,9 @@ impl Store {
         let mut host_counts: BTreeMap<&str, u64> = BTreeMap::new();
         let mut links: Vec<FrontierEntry> = Vec::new();
         let mut fresh;
-        let mut counts = lifecycle::Counts { page_sums: Some(Default::default()), ..Default::default() };
+        let mut counts = lifecycle::Counts::default();
+        // What the pages written hold, summed as a full pass would ([`Store::totals`]).
+        let mut written = StoreTotals::default();
         for p in pages {
             if let Some((url, host)) = &p.fetched {
                 batch.remove(frontier::fp_key(frontier::INFLIGHT, url_fingerprint(url)));
@@ -504,13 +506,12 @@ impl Store {
                 batch.insert([SHINGLES, &key[PAGE.len()..]].concat(), shingles.as_slice());
             }
             batch.insert(key, rows.record.as_slice());
-            if let Some(sums) = &mut counts.page_sums {
-                let r = &p.record;
-                sums.chunks += u64::from(r.chunks);
-                sums.labeled_chunks += u64::from(r.labeled_chunks);
-                sums.pages_with_labeled_chunks += u64::from(r.labeled_chunks > 0);
-                sums.contains_sum_fixed += detector::neighborhood::contains_fixed(r.contains);
-            }
+            let r = &p.record;
+            written.add_page(&PageCounts {
+                chunks: r.chunks,
+                labeled_chunks: r.labeled_chunks,
+                contains: r.contains,
+            });
             for n in &p.neighborhoods {
                 deltas.entry(n.as_str()).or_default().add(&p.accumulator);
             }
@@ -535,6 +536,7 @@ impl Store {
             batch.insert([frontier::HOST_COUNT, host.as_bytes()].concat(), n.to_le_bytes().to_vec());
         }
         counts.pages = out.written;
+        counts.page_sums = Some(lifecycle::PageSums::of(&written));
         lifecycle::add_counts(&self.tree, &mut batch, &counts)?;
         // All but the last LINK_BATCH links go in batches of their own first (a crawl's
         // batch of pages can carry hundreds of thousands of links; see `frontier`).

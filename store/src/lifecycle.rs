@@ -316,6 +316,16 @@ pub struct PageSums {
 }
 
 impl PageSums {
+    /// The sums of `t` (its page count aside, kept in [`Counts::pages`]).
+    pub(crate) fn of(t: &crate::StoreTotals) -> PageSums {
+        PageSums {
+            chunks: t.chunks,
+            labeled_chunks: t.labeled_chunks,
+            pages_with_labeled_chunks: t.pages_with_labeled_chunks,
+            contains_sum_fixed: t.contains_sum_fixed,
+        }
+    }
+
     fn add(&mut self, o: &PageSums) {
         self.chunks += o.chunks;
         self.labeled_chunks += o.labeled_chunks;
