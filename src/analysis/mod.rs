@@ -22,3 +22,15 @@ pub fn open_store_for_reading(path: &Path) -> anyhow::Result<store::Store> {
     }
     Ok(store)
 }
+
+/// Write `value` as pretty JSON to `path` (`--stats-json` and the like), through a buffer:
+/// serde_json writes each token on its own, one system call apiece on a bare file.
+pub fn write_json_file(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::io::Write;
+    let f = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut w = std::io::BufWriter::new(f);
+    serde_json::to_writer_pretty(&mut w, value)?;
+    w.flush().with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}

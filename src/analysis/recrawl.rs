@@ -265,8 +265,7 @@ pub fn run(cfg: RecrawlConfig) -> Result<()> {
     // Novel text of the pages that changed, relative to their old captures (issue 9).
     crate::analysis::novel::report_changes(&cfg.store, &cfg.new_store, &dir.join("novel.jsonl"))?;
     if let Some(path) = &cfg.stats_json {
-        let f = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        serde_json::to_writer_pretty(f, &summary)?;
+        super::write_json_file(path, &summary)?;
     }
     Ok(())
 }

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use detector::fingerprint::{parse_hex, Sha1Digest};
 use detector::overlap::{find_replicas, DocInput, OverlapConfig, ReplicaKind, Replicas};
 use serde::Serialize;
@@ -626,8 +626,7 @@ pub fn run(cfg: ReplicasConfig) -> Result<()> {
         analysed
     );
     if let Some(path) = &cfg.stats_json {
-        let f = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        serde_json::to_writer_pretty(f, s)?;
+        super::write_json_file(path, s)?;
     }
     Ok(())
 }

@@ -141,6 +141,8 @@ impl FetchRecorder for WarcRecorder {
 struct ChannelSink {
     tx: Sender<Input>,
     counters: Arc<SourceCounters>,
+    /// The store writer's [`PipelineSettings::source_waiting`].
+    waiting: Arc<AtomicBool>,
 }
 
 impl PageSink for ChannelSink {
@@ -149,6 +151,10 @@ impl PageSink for ChannelSink {
         self.counters.payload_bytes.fetch_add(p.page.body.len() as u64, std::sync::atomic::Ordering::Relaxed);
         let input = Input { page: p.page, ticket: Some(p.entry) };
         tokio::task::block_in_place(|| self.tx.send(input).is_ok())
+    }
+
+    fn set_waiting(&self, waiting: bool) {
+        self.waiting.store(waiting, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -259,6 +265,7 @@ pub fn run_partition(
         }
         None => None,
     };
+    let waiting = Arc::new(AtomicBool::new(false));
     let settings = PipelineSettings {
         normalization: s.normalization,
         traps: s.traps,
@@ -269,6 +276,7 @@ pub fn run_partition(
         progress_total_bytes: 0,
         durable_batches: true,
         max_batch_age: crate::pipeline::CRAWL_BATCH_AGE,
+        source_waiting: Some(waiting.clone()),
     };
     let report_slot: Arc<Mutex<Option<CrawlReport>>> = Arc::new(Mutex::new(None));
     let progress = crate::crawl::progress::CrawlProgress::start(s.progress, counters.clone());
@@ -282,7 +290,7 @@ pub fn run_partition(
                 .enable_all()
                 .build()
                 .context("starting the crawler's runtime")?;
-            let sink: Arc<dyn PageSink> = Arc::new(ChannelSink { tx, counters: c });
+            let sink: Arc<dyn PageSink> = Arc::new(ChannelSink { tx, counters: c, waiting });
             let io = CrawlIo { sink, recorder: rec2, counters: counters2, stop: stop2 };
             let report = rt.block_on(crawl(store2, fetcher, crawl_cfg, policy, seeds, io))?;
             *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(report);

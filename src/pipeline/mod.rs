@@ -20,6 +20,7 @@ pub mod source_stage;
 pub mod stages;
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -118,6 +119,7 @@ pub fn run_scan_partition(
         progress_total_bytes: total,
         durable_batches: false,
         max_batch_age: SCAN_BATCH_AGE,
+        source_waiting: None,
     };
     run_pipeline(&settings, store, matcher, move |tx, skips, counters| {
         source_stage::run_partition(plan, opts, part, tx, &skips, &counters)
@@ -143,6 +145,9 @@ pub struct PipelineSettings {
     /// A batch is written when full or when its first page has waited this long
     /// ([`SCAN_BATCH_AGE`], [`CRAWL_BATCH_AGE`]).
     pub max_batch_age: Duration,
+    /// Set while the source (a crawl) waits on the pages it has sent: the writer then writes
+    /// its batch at once rather than at its age (checked every [`WAITING_POLL`]).
+    pub source_waiting: Option<Arc<AtomicBool>>,
 }
 
 impl PipelineSettings {
@@ -202,6 +207,7 @@ where
         batch: Vec::with_capacity(cfg.batch_size),
         batch_size: cfg.batch_size,
         max_batch_age: cfg.max_batch_age,
+        source_waiting: cfg.source_waiting.clone(),
         unsynced: 0,
         unsynced_since: None,
         written: 0,
@@ -369,6 +375,11 @@ pub const SYNC_EVERY: Duration = Duration::from_millis(100);
 /// See [`SYNC_EVERY`].
 pub const SYNC_PAGES: usize = 256;
 
+/// How often the writer of a batch not yet due checks whether its source waits on it
+/// ([`PipelineSettings::source_waiting`]). At the end of a crawl, the last pages' batch
+/// was written up to [`CRAWL_BATCH_AGE`] after they came, and the crawl waited on it.
+const WAITING_POLL: Duration = Duration::from_millis(2);
+
 /// How long the writer waits for a page while its batch is empty.
 const IDLE_WAIT: Duration = Duration::from_secs(1);
 
@@ -383,6 +394,7 @@ struct StoreWriter<'a> {
     batch: Vec<PageWrite>,
     batch_size: usize,
     max_batch_age: Duration,
+    source_waiting: Option<Arc<AtomicBool>>,
     unsynced: usize,
     unsynced_since: Option<Instant>,
     /// Pages written so far.
@@ -403,6 +415,9 @@ impl StoreWriter<'_> {
             if let Some(t) = self.unsynced_since {
                 wait = wait.min(SYNC_EVERY.saturating_sub(t.elapsed()));
             }
+            if started.is_some() && self.source_waiting.is_some() {
+                wait = wait.min(WAITING_POLL);
+            }
             match rx.recv_timeout(wait) {
                 Ok(page) => {
                     if let Some(lo) = self.live_origins {
@@ -416,6 +431,7 @@ impl StoreWriter<'_> {
             }
             if self.batch.len() >= self.batch_size
                 || started.is_some_and(|t| t.elapsed() >= self.max_batch_age)
+                || (started.is_some() && self.source_is_waiting())
             {
                 self.flush()?;
                 started = None;
@@ -429,6 +445,11 @@ impl StoreWriter<'_> {
             lo.finish()?;
         }
         Ok(())
+    }
+
+    /// Whether the source waits on the pages sent ([`PipelineSettings::source_waiting`]).
+    fn source_is_waiting(&self) -> bool {
+        self.source_waiting.as_ref().is_some_and(|w| w.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Make the batches written so far durable.

@@ -5,7 +5,7 @@
 //! | prefix | key | value |
 //! |---|---|---|
 //! | `q/` | host key `\0` (u32::MAX − priority) BE, sequence BE | [`FrontierEntry`] JSON: queued |
-//! | `i/` | URL fingerprint (8 bytes) | [`FrontierEntry`] JSON: handed to a fetcher, not finished |
+//! | `i/` | URL fingerprint (8 bytes) | [`FrontierEntry`] JSON: in flight when a run before 2026-11-25 stopped (no longer written; requeued at the next start) |
 //! | `s/` | URL fingerprint (8 bytes) | empty: seen (queued, in flight or done) |
 //! | `hc/` | host key | u64 LE: pages fetched from the host |
 //! | `rf/` | URL fingerprint (8 bytes) | [`FrontierEntry`] JSON: finished unfetched, its address refused |
@@ -23,24 +23,25 @@
 //! two leaves the links queued and the pages in flight: the next run fetches the pages again
 //! and finds their links already seen — nothing is lost.
 //!
-//! Writes in order where a batch would cost more than it keeps: sled 0.34 seals and writes
-//! its log buffer twice for every `apply_batch` (to make the batch atomic), and a crawl that
-//! took each URL from its queue in a batch wrote two log buffers per request, each a `pwrite`
-//! and a `sync_file_range` on a thread of sled's own (a third of a crawl's CPU). Taking a URL
-//! and finishing one without a page are therefore single-key writes in an order whose every
-//! prefix is safe, since sled recovers a prefix of its log: a URL is marked in flight before it
-//! leaves its queue, and a ticket is cleared after its links are queued. A crash in between
-//! leaves a URL both queued and in flight: it is fetched twice on resume, its page then
-//! skipped as already stored — never lost. Links are still queued in batches (see "Memory per
-//! batch"), and the page batch (record, ticket, counts) stays one atomic batch.
+//! Taking a URL writes nothing: its queue entry stays on disk until the URL is finished, and
+//! the store remembers in memory which entries it handed out ([`Taken`]), so pops pass over
+//! them. The ticket is the queue entry itself: the batch that stores the page removes it
+//! (with the record and counts, atomically), and finishing a URL without a page removes it
+//! after the URL's links are queued. A crash or kill leaves every unfinished URL queued: the
+//! next run fetches it again (a page already stored is then skipped) — nothing is lost.
+//! Why no write: sled 0.34 seals and writes its log buffer twice for every `apply_batch`, and
+//! a crawl that moved each URL from `q/` to an in-flight `i/` entry as it took it wrote one
+//! batch per request (a third of a crawl's CPU, on sled's threads), then two single-key writes
+//! per request (the scheduler's thread: each sled insert copies the node it changes). Links
+//! are still queued in batches (see "Memory per batch").
 //!
-//! Resume: entries still in `i/` when a crawl starts were in flight when the last run
-//! stopped; they go back to their queues — those are the only URLs that can be fetched twice.
+//! Resume: entries in `i/` (written by runs before 2026-11-25, which moved a URL there as they
+//! took it) go back to their queues when a crawl starts.
 //! Entries in `rf/` were refused for their address (private, loopback, …) without a request:
 //! they go back to their queues too, so that a run with `--allow-private` (or a `--resolve`
 //! mapping) fetches them, and a run without refuses them again.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -85,6 +86,51 @@ impl Default for FrontierCap {
             dropped: Default::default(),
             last_recount: std::sync::Mutex::new(None),
         }
+    }
+}
+
+/// The queue entries this process handed out ([`Store::frontier_pop`]) and whose URLs are
+/// not finished yet: they stay on disk (see the module notes), and pops pass over them.
+#[derive(Debug, Default)]
+pub(crate) struct Taken {
+    /// URL fingerprint → its queue key.
+    by_url: HashMap<u64, Vec<u8>>,
+    keys: HashSet<Vec<u8>>,
+}
+
+impl Taken {
+    fn take(&mut self, fp: u64, key: Vec<u8>) {
+        self.keys.insert(key.clone());
+        self.by_url.insert(fp, key);
+    }
+
+    /// The queue key of the taken URL with fingerprint `fp`.
+    pub(crate) fn key_of(&self, fp: u64) -> Option<&[u8]> {
+        self.by_url.get(&fp).map(Vec::as_slice)
+    }
+
+    /// `fp`'s URL is finished (its entry removed) or back in its queue.
+    pub(crate) fn release(&mut self, fp: u64) {
+        if let Some(k) = self.by_url.remove(&fp) {
+            self.keys.remove(&k);
+        }
+    }
+
+    fn is_taken(&self, key: &[u8]) -> bool {
+        self.keys.contains(key)
+    }
+
+    fn len(&self) -> usize {
+        self.by_url.len()
+    }
+}
+
+/// Where a ticket lives: the queue entry this process took, or (for a URL a run before
+/// 2026-11-25 left in flight) its `i/` entry.
+pub(crate) fn ticket_key(taken: &Taken, fp: u64) -> Vec<u8> {
+    match taken.key_of(fp) {
+        Some(k) => k.to_vec(),
+        None => fp_key(INFLIGHT, fp),
     }
 }
 
@@ -512,16 +558,23 @@ impl Store {
             Some(std::sync::Arc::new(waker));
     }
 
-    /// Hosts with queued entries and the priority of each one's best entry.
+    /// Hosts with queued entries (not taken) and the priority of each one's best entry.
     pub fn frontier_hosts(&self) -> Result<Vec<(String, u32)>> {
         let mut out = Vec::new();
         let mut from = QUEUE.to_vec();
+        let taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             let next = self.tree.range(from.clone()..).next();
             let Some(kv) = next else { break };
             let (k, _) = kv?;
             if !k.starts_with(QUEUE) {
                 break;
+            }
+            if taken.is_taken(&k) {
+                // The next key after this one.
+                from = k.to_vec();
+                from.push(0);
+                continue;
             }
             let rest = &k[QUEUE.len()..];
             let Some(nul) = rest.iter().position(|&b| b == 0) else {
@@ -542,18 +595,32 @@ impl Store {
         Ok(out)
     }
 
-    /// The priority of a host's best queued entry.
+    /// A host's queue, best entry first, without the entries this process has taken.
+    fn untaken_queue<'a>(
+        &'a self,
+        prefix: &[u8],
+        taken: &'a Taken,
+    ) -> impl Iterator<Item = Result<(sled::IVec, sled::IVec)>> + 'a {
+        self.tree.scan_prefix(prefix).filter(move |kv| !matches!(kv, Ok((k, _)) if taken.is_taken(k)))
+    }
+
+    /// The priority of a host's best queued entry (not taken).
     pub fn frontier_peek(&self, host_key: &str) -> Result<Option<u32>> {
         let prefix = queue_prefix(host_key);
-        match self.tree.scan_prefix(&prefix).next() {
+        let taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
+        let head = self.untaken_queue(&prefix, &taken).next();
+        match head {
             None => Ok(None),
             Some(kv) => Ok(Some(queue_key_priority(&kv?.0, prefix.len())?)),
         }
     }
 
-    /// The URL of a host's best entry, without taking it.
+    /// The URL of a host's best entry (not taken), without taking it.
     pub fn frontier_pop_peek_url(&self, host_key: &str) -> Result<Option<String>> {
-        match self.tree.scan_prefix(queue_prefix(host_key)).next() {
+        let prefix = queue_prefix(host_key);
+        let taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
+        let head = self.untaken_queue(&prefix, &taken).next();
+        match head {
             None => Ok(None),
             Some(kv) => {
                 let (k, v) = kv?;
@@ -562,7 +629,8 @@ impl Store {
         }
     }
 
-    /// Take a host's best entry: it moves from the queue to in flight, atomically.
+    /// Take a host's best entry (see the module notes: it stays queued on disk until its URL
+    /// is finished, and in memory it is taken).
     pub fn frontier_pop(&self, host_key: &str) -> Result<Option<FrontierEntry>> {
         Ok(self.frontier_pop_and_peek(host_key)?.map(|(e, _)| e))
     }
@@ -572,7 +640,8 @@ impl Store {
     pub fn frontier_pop_and_peek(&self, host_key: &str) -> Result<Option<(FrontierEntry, Option<u32>)>> {
         let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
         let prefix = queue_prefix(host_key);
-        let mut it = self.tree.scan_prefix(&prefix);
+        let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
+        let mut it = self.untaken_queue(&prefix, &taken);
         let Some(kv) = it.next() else {
             return Ok(None);
         };
@@ -583,19 +652,21 @@ impl Store {
         };
         drop(it);
         let e = decode_entry(&k, &v)?;
-        // In flight before it leaves the queue (see the module notes).
-        self.tree.insert(fp_key(INFLIGHT, url_fingerprint(&e.url)), v)?;
-        self.tree.remove(k)?;
+        taken.take(url_fingerprint(&e.url), k.to_vec());
         Ok(Some((e, next)))
     }
 
     /// Finish an in-flight URL that produced no page (error, robots, not text, redirect),
-    /// adding any links it yields (e.g. a redirect target) in the same batch.
+    /// adding any links it yields (e.g. a redirect target) before.
     pub fn frontier_finish(&self, url: &str, links: &[FrontierEntry]) -> Result<AddOutcome> {
         let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
         // The links first, then the ticket (see the module notes).
         let out = self.queue_in_batches(links)?;
-        self.tree.remove(fp_key(INFLIGHT, url_fingerprint(url)))?;
+        let fp = url_fingerprint(url);
+        let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
+        self.tree.remove(ticket_key(&taken, fp))?;
+        taken.release(fp);
+        drop(taken);
         self.queued_hosts.wake();
         Ok(out)
     }
@@ -605,11 +676,13 @@ impl Store {
     pub fn frontier_finish_refused(&self, e: &FrontierEntry) -> Result<()> {
         let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
         let fp = url_fingerprint(&e.url);
+        let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
         let mut batch = sled::Batch::default();
-        batch.remove(fp_key(INFLIGHT, fp));
+        batch.remove(ticket_key(&taken, fp));
         let v = serde_json::to_vec(e).map_err(|x| corrupt(&e.url, x))?;
         batch.insert(fp_key(REFUSED, fp), v);
         self.tree.apply_batch(batch)?;
+        taken.release(fp);
         Ok(())
     }
 
@@ -632,20 +705,25 @@ impl Store {
         Ok(n)
     }
 
-    /// Put an in-flight URL back in its queue (e.g. on a graceful stop, or to retry later).
+    /// Put an in-flight URL back in its queue, behind the entries of its priority (e.g. to
+    /// retry it later).
     pub fn frontier_requeue(&self, e: &FrontierEntry) -> Result<()> {
         let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let fp = url_fingerprint(&e.url);
+        let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
         let mut batch = sled::Batch::default();
-        batch.remove(fp_key(INFLIGHT, url_fingerprint(&e.url)));
+        batch.remove(ticket_key(&taken, fp));
         let v = serde_json::to_vec(e).map_err(|x| corrupt(&e.url, x))?;
         batch.insert(queue_key(e, self.db.generate_id()?), v);
         self.tree.apply_batch(batch)?;
+        taken.release(fp);
+        drop(taken);
         self.queued_hosts.note([e.host_key.as_str()]);
         Ok(())
     }
 
-    /// At the start of a crawl: every entry left in flight by a stopped or killed run goes
-    /// back to its queue. Returns how many.
+    /// At the start of a crawl: every `i/` entry (left in flight by a run before 2026-11-25
+    /// that stopped or was killed) goes back to its queue. Returns how many.
     pub fn frontier_requeue_inflight(&self) -> Result<u64> {
         let mut n = 0;
         let entries: Vec<(sled::IVec, sled::IVec)> =
@@ -658,11 +736,15 @@ impl Store {
         Ok(n)
     }
 
-    /// Entries queued and in flight.
+    /// Entries queued and in flight (taken by this process and not finished, or left in
+    /// `i/` by an older run).
     pub fn frontier_counts(&self) -> Result<(u64, u64)> {
+        // Not under the write lock: the cap's recount runs under it. A write in between
+        // moves a count by the few URLs it changes.
         let q = self.tree.scan_prefix(QUEUE).count() as u64;
         let i = self.tree.scan_prefix(INFLIGHT).count() as u64;
-        Ok((q, i))
+        let taken = self.taken.lock().unwrap_or_else(|e| e.into_inner()).len() as u64;
+        Ok((q.saturating_sub(taken), i + taken))
     }
 
     /// Pages fetched from a host so far (for the per-host page budget).
@@ -832,19 +914,57 @@ mod tests {
             assert_eq!(st.frontier_hosts().unwrap(), vec![("a".to_string(), 5), ("b".to_string(), 2)]);
             assert_eq!(st.frontier_pop("a").unwrap().unwrap().url, "http://a/2");
             assert_eq!(st.frontier_counts().unwrap(), (3, 1));
+            // Taken entries are passed over by pops, peeks and the host list.
+            assert_eq!(st.frontier_peek("a").unwrap(), Some(5));
+            assert_eq!(st.frontier_pop_peek_url("a").unwrap().as_deref(), Some("http://a/3"));
+            assert_eq!(st.frontier_pop("a").unwrap().unwrap().url, "http://a/3");
+            assert_eq!(st.frontier_hosts().unwrap(), vec![("a".to_string(), 1), ("b".to_string(), 2)]);
+            assert_eq!(st.frontier_counts().unwrap(), (2, 2));
             st.flush().unwrap();
         }
+        // Reopened (as after a kill): what was taken and not finished is queued where it was.
         let st = Store::open(&path).unwrap();
         assert_eq!(st.frontier_load_seen().unwrap(), 4);
         assert!(st.frontier_seen("http://b/1"));
-        // The in-flight entry goes back to its queue, ahead of its equal-priority sibling? No:
-        // it re-enters at the back of its priority level.
-        assert_eq!(st.frontier_requeue_inflight().unwrap(), 1);
-        assert_eq!(st.frontier_pop("a").unwrap().unwrap().url, "http://a/3");
+        assert_eq!(st.frontier_counts().unwrap(), (4, 0));
+        assert_eq!(st.frontier_requeue_inflight().unwrap(), 0);
         assert_eq!(st.frontier_pop("a").unwrap().unwrap().url, "http://a/2");
         st.frontier_finish("http://a/2", &[entry("http://c/x", "c", 3), entry("http://a/3", "a", 3)])
             .unwrap();
-        assert_eq!(st.frontier_counts().unwrap(), (3, 1));
+        // a/2 finished (gone), a/3 already seen, c/x queued.
+        assert_eq!(st.frontier_counts().unwrap(), (4, 0));
         assert_eq!(st.frontier_peek("c").unwrap(), Some(3));
+        assert_eq!(st.frontier_pop("a").unwrap().unwrap().url, "http://a/3");
+        // Requeued: behind the entries of its priority; taken no more.
+        st.frontier_add(&[entry("http://a/4", "a", 5)]).unwrap();
+        st.frontier_requeue(&entry("http://a/3", "a", 5)).unwrap();
+        assert_eq!(st.frontier_counts().unwrap(), (5, 0));
+        assert_eq!(st.frontier_pop("a").unwrap().unwrap().url, "http://a/4");
+        assert_eq!(st.frontier_pop("a").unwrap().unwrap().url, "http://a/3");
+        assert_eq!(st.frontier_pop("a").unwrap().unwrap().url, "http://a/1");
+        assert!(st.frontier_pop("a").unwrap().is_none());
+        assert_eq!(st.frontier_counts().unwrap(), (2, 3));
+    }
+
+    /// A store written before 2026-11-25 may hold `i/` entries (URLs in flight when its run
+    /// stopped): the next crawl's start puts them back in their queues, and finishing one
+    /// removes its entry wherever it is.
+    #[test]
+    fn in_flight_entries_of_older_runs_are_requeued() {
+        let dir = tempfile::tempdir().unwrap();
+        let st = Store::open(&dir.path().join("f.db")).unwrap();
+        let old = entry("http://a/old", "a", 4);
+        let v = serde_json::to_vec(&old).unwrap();
+        st.tree.insert(fp_key(INFLIGHT, url_fingerprint(&old.url)), v).unwrap();
+        let gone = entry("http://a/gone", "a", 4);
+        let v = serde_json::to_vec(&gone).unwrap();
+        st.tree.insert(fp_key(INFLIGHT, url_fingerprint(&gone.url)), v).unwrap();
+        assert_eq!(st.frontier_counts().unwrap(), (0, 2));
+        // Finished without having been taken by this process: its `i/` entry goes.
+        st.frontier_finish(&gone.url, &[]).unwrap();
+        assert_eq!(st.frontier_counts().unwrap(), (0, 1));
+        assert_eq!(st.frontier_requeue_inflight().unwrap(), 1);
+        assert_eq!(st.frontier_counts().unwrap(), (1, 0));
+        assert_eq!(st.frontier_pop("a").unwrap(), Some(old));
     }
 }

@@ -376,6 +376,8 @@ pub struct Store {
     cap: frontier::FrontierCap,
     /// Hosts that had URLs queued since the crawler last asked (see [`frontier`]).
     queued_hosts: frontier::QueuedHosts,
+    /// Queue entries handed to the crawler and not finished (see [`frontier`]).
+    taken: Mutex<frontier::Taken>,
     /// The store directory (marker, owner file, snapshot server) or the snapshot this is.
     life: lifecycle::Life,
 }
@@ -480,9 +482,15 @@ impl Store {
         let mut counts = lifecycle::Counts::default();
         // What the pages written hold, summed as a full pass would ([`Store::totals`]).
         let mut written = StoreTotals::default();
+        // Lock order: the write lock, then `taken`.
+        let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
+        let mut tickets = Vec::new();
         for p in pages {
             if let Some((url, host)) = &p.fetched {
-                batch.remove(frontier::fp_key(frontier::INFLIGHT, url_fingerprint(url)));
+                // The ticket goes with the record, atomically (see `frontier`).
+                let fp = url_fingerprint(url);
+                batch.remove(frontier::ticket_key(&taken, fp));
+                tickets.push(fp);
                 *host_counts.entry(host.as_str()).or_default() += 1;
                 links.extend(p.links.iter().cloned());
             }
@@ -549,6 +557,10 @@ impl Store {
         }
         out.links_queued = added_early.queued + added.queued;
         self.tree.apply_batch(batch)?;
+        for fp in tickets {
+            taken.release(fp);
+        }
+        drop(taken);
         self.commit_seen(&fresh);
         if completed_tickets {
             // Tickets completed: a crawler waiting for its last pages may stop now.
@@ -828,6 +840,32 @@ mod tests {
             keep_text: true,
             encoded: None,
         }
+    }
+
+    /// A fetched page's batch removes its ticket, the queue entry the crawler took, with the
+    /// record: after it, the URL is neither queued nor in flight, and a new pop passes on.
+    #[test]
+    fn a_fetched_page_batch_finishes_its_taken_queue_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.db")).unwrap();
+        let e = |url: &str| FrontierEntry {
+            url: url.into(),
+            host_key: "h".into(),
+            depth: 0,
+            priority: 1,
+            hops: 0,
+        };
+        store.frontier_add(&[e("http://h/a.html"), e("http://h/b.html")]).unwrap();
+        let taken = store.frontier_pop("h").unwrap().unwrap();
+        assert_eq!(taken.url, "http://h/a.html");
+        assert_eq!(store.frontier_counts().unwrap(), (1, 1));
+        let mut p = page("http://h/a.html", b"a", 1, 2);
+        p.fetched = Some((taken.url.clone(), "h".into()));
+        store.write_batch(&[p]).unwrap();
+        assert_eq!(store.frontier_counts().unwrap(), (1, 0));
+        assert_eq!(store.host_pages("h").unwrap(), 1);
+        assert_eq!(store.frontier_pop("h").unwrap().unwrap().url, "http://h/b.html");
+        assert!(store.frontier_pop("h").unwrap().is_none());
     }
 
     #[test]

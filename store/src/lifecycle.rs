@@ -761,6 +761,7 @@ fn open_dir(path: &Path, mode: Mode, cache_bytes: u64) -> Result<Store> {
         seen: Mutex::new(CompactSeenSet::default()),
         cap: crate::frontier::FrontierCap::default(),
         queued_hosts: crate::frontier::QueuedHosts::default(),
+        taken: Mutex::new(crate::frontier::Taken::default()),
         life: Life::Dir { path: path.to_path_buf(), owner_written: false, server: Mutex::new(None) },
     };
     store.check_version()?;
@@ -968,6 +969,7 @@ fn fetch_snapshot(h: &Holder) -> Result<Store> {
         seen: Mutex::new(CompactSeenSet::default()),
         cap: crate::frontier::FrontierCap::default(),
         queued_hosts: crate::frontier::QueuedHosts::default(),
+        taken: Mutex::new(crate::frontier::Taken::default()),
         life: Life::Snapshot { of: h.clone() },
     };
     store.check_version()?;

@@ -51,6 +51,12 @@ pub struct CrawledPage {
 pub trait PageSink: Send + Sync {
     /// Hand a page on; false when the consumer has stopped.
     fn send(&self, page: CrawledPage) -> bool;
+
+    /// The crawl has nothing to fetch until pages already handed on complete their tickets
+    /// (`true`), or fetches again (`false`). A consumer that holds pages back to write them
+    /// in batches should write them now: the crawl waits on them (at its end, the whole
+    /// crawl does). The default ignores it.
+    fn set_waiting(&self, _waiting: bool) {}
 }
 
 /// Settings of a crawl.

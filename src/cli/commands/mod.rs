@@ -11,11 +11,9 @@ pub mod store;
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 /// Write `value` as pretty JSON to `path` (`--stats-json`).
 pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {
-    let f = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    serde_json::to_writer_pretty(f, value)?;
-    Ok(())
+    crate::analysis::write_json_file(path, value)
 }
