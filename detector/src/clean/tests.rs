@@ -517,3 +517,55 @@ fn stripping_unread_attributes_changes_no_real_page() {
     assert!(stripped_bytes > 0);
     eprintln!("{pages} pages: stripping removed {stripped_bytes} of {bytes} bytes before tokenizing");
 }
+
+/// Runs of plain text handed to the sink without the tokenizer (`html::feed_with_text_runs`)
+/// give the cleaner's output of the tokenizer reading everything: on every real HTML page of
+/// the shared data, whole and cut mid-markup, and on markup made to trip it.
+#[test]
+fn text_runs_past_the_tokenizer_change_no_page() {
+    let tricky = [
+        // `>` inside an attribute value and a comment: no token at that `>`.
+        "<p title='a > b'>first paragraph of plain words here</p><!-- x > y --> text after the comment",
+        // Raw text: script, style, textarea, title, xmp, plaintext; template content.
+        "<script>if (a > b) { x = '<p>not a tag at all, long enough'; }</script><p>after the script, some words</p>",
+        "<style>p > a { color: red; } and more rules here please</style><textarea>typed > text here, long enough</textarea>",
+        "<title>The title > with a sign inside it</title><xmp>literal <b>markup</b> shown as it stands here</xmp>",
+        "<template><p>inside a template, not shown to anyone</p></template><p>outside the template, words</p>",
+        "<p>before plaintext, enough words</p><plaintext>all <b>of this</b> is text to the end, with > signs",
+        // Entities, CR, NUL, newlines (each its own token), non-ASCII.
+        "<p>fish &amp; chips and more words to make it long</p><p>line one\r\nline two, still long enough</p>",
+        "<p>a NUL \0 inside a long enough run of text</p><div>\n\n  indented after newlines, long enough \n</div>",
+        "<p>café — naïve façade, déjà vu, long enough run of text</p>",
+        // Whitespace in head (dropped only while all whitespace), text in head.
+        "<html><head>\n                                   \n<meta charset=utf-8>\n   stray text in the head, long enough   \n<title>t</title></head><body>body text, long enough to count</body>",
+        // A `<` that opens no tag; a bare `>`; unclosed markup at the end.
+        "<p>a < b and c > d, a run of text long enough</p><p>then more text, long enough <b",
+        "<a href='/x'>anchor text long enough to be a run</a> tail text after the anchor, long <a href=y>",
+        "\u{feff}<!DOCTYPE html><p>after a byte-order mark and a doctype, long enough</p>",
+        "<p/>self-closing p then text long enough to be taken<br/>after a br, long enough text here",
+    ];
+    for t in tricky {
+        assert!(super::baseline::text_runs_agree(t.as_bytes(), "http://host.test/dir/page.html"), "{t:?}");
+    }
+    let mut files = Vec::new();
+    files_under(&data_dir("reuse/site"), &mut files);
+    files_under(&data_dir("wikipedia/pages"), &mut files);
+    files_under(&data_dir("wikipedia/articles"), &mut files);
+    files.retain(|f| f.extension().is_some_and(|x| x == "html" || x == "htm"));
+    if files.is_empty() {
+        eprintln!("skipping the shared pages: no shared data");
+        return;
+    }
+    for f in &files {
+        let body = std::fs::read(f).unwrap();
+        for cut in [body.len(), body.len() / 2, body.len() / 3] {
+            let Some(b) = body.get(..cut) else { continue };
+            assert!(
+                super::baseline::text_runs_agree(b, "http://host.test/dir/page.html"),
+                "{} cut at {cut}",
+                f.display()
+            );
+        }
+    }
+    eprintln!("{} pages agree", files.len());
+}
