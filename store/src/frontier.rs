@@ -63,7 +63,8 @@ pub const SEEN_IN_MEMORY: usize = 1 << 29;
 
 /// How often a full frontier counts its open URLs again (pops and finishes make room, and
 /// are not counted one by one).
-const RECOUNT_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+const RECOUNT_EVERY: std::time::Duration =
+    std::time::Duration::from_millis(if cfg!(test) { 20 } else { 5_000 });
 
 /// A cap on the frontier's open URLs (queued + in flight), so that a crawl's memory does not
 /// grow with the links it meets: sled keeps metadata in memory for every key, about 0.5 KB per

@@ -482,14 +482,13 @@ impl Store {
         let mut counts = lifecycle::Counts::default();
         // What the pages written hold, summed as a full pass would ([`Store::totals`]).
         let mut written = StoreTotals::default();
-        // Lock order: the write lock, then `taken`.
-        let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
         let mut tickets = Vec::new();
         for p in pages {
             if let Some((url, host)) = &p.fetched {
-                // The ticket goes with the record, atomically (see `frontier`).
+                // The ticket goes with the record, atomically (see `frontier`). `taken` is
+                // locked only here and below: queueing links counts it (the cap's recount).
                 let fp = url_fingerprint(url);
-                batch.remove(frontier::ticket_key(&taken, fp));
+                batch.remove(frontier::ticket_key(&self.taken.lock().unwrap_or_else(|e| e.into_inner()), fp));
                 tickets.push(fp);
                 *host_counts.entry(host.as_str()).or_default() += 1;
                 links.extend(p.links.iter().cloned());
@@ -557,6 +556,7 @@ impl Store {
         }
         out.links_queued = added_early.queued + added.queued;
         self.tree.apply_batch(batch)?;
+        let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
         for fp in tickets {
             taken.release(fp);
         }
@@ -866,6 +866,40 @@ mod tests {
         assert_eq!(store.host_pages("h").unwrap(), 1);
         assert_eq!(store.frontier_pop("h").unwrap().unwrap().url, "http://h/b.html");
         assert!(store.frontier_pop("h").unwrap().is_none());
+    }
+
+    /// A full frontier recounts its open URLs when a page's links come, under the write
+    /// lock and while URLs are taken: the batch completes (it once waited on itself for the
+    /// lock on taken entries), drops the links that do not fit and finishes its ticket.
+    #[test]
+    fn a_page_batch_on_a_full_frontier_recounts_and_completes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = std::sync::Arc::new(Store::open(&dir.path().join("s.db")).unwrap());
+        let e = |url: &str| FrontierEntry {
+            url: url.into(),
+            host_key: "h".into(),
+            depth: 0,
+            priority: 1,
+            hops: 0,
+        };
+        store.set_frontier_cap(2).unwrap();
+        store.frontier_add(&[e("http://h/a.html"), e("http://h/b.html")]).unwrap();
+        let taken = store.frontier_pop("h").unwrap().unwrap();
+        // Past the recount interval (20 ms in tests), with the running count at the cap.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let mut p = page("http://h/a.html", b"a", 1, 2);
+        p.fetched = Some((taken.url.clone(), "h".into()));
+        p.links = (0..3).map(|i| e(&format!("http://h/new{i}.html"))).collect();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let s2 = store.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(s2.write_batch(&[p]).map(|o| o.links_queued));
+        });
+        let queued = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("the batch never completed");
+        // Open before the batch: b queued, a taken (2 = the cap): no room for new links.
+        assert_eq!(queued.unwrap(), 0);
+        assert_eq!(store.frontier_dropped_full(), 3);
+        assert_eq!(store.frontier_counts().unwrap(), (1, 0));
     }
 
     #[test]
