@@ -22,9 +22,7 @@
 //! and the scan process' user + system time (run under `/usr/bin/time`), and their ratio.
 //!
 //! `scan_vs_tokenizer --check-strip INPUT…` instead checks, page by page, that the cleaner's
-//! guard stripping the attributes it does not read changes nothing in its output;
-//! `--check-text-runs INPUT…`, that handing runs of plain text to the sink past the tokenizer
-//! changes nothing.
+//! guard stripping the attributes it does not read changes nothing in its output.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -85,10 +83,6 @@ fn stage_times(stats: &Path) -> (f64, f64, f64, f64, f64) {
 fn main() {
     if std::env::args().nth(1).as_deref() == Some("--check-strip") {
         check_strip();
-        return;
-    }
-    if std::env::args().nth(1).as_deref() == Some("--check-text-runs") {
-        check_text_runs();
         return;
     }
     let a = args();
@@ -181,20 +175,6 @@ fn check_strip() {
             .filter(|b| !detector::clean::baseline::stripping_agrees(b, "http://host.test/dir/page.html"))
             .count();
         println!("{input}: {} HTML pages, {differ} differ with stripping", bodies.len());
-    }
-}
-
-/// `scan_vs_tokenizer --check-text-runs INPUT…`: over the HTML pages of each input, whether
-/// the cleaner's output is the same with runs of plain text handed to its sink directly as
-/// with the tokenizer reading everything.
-fn check_text_runs() {
-    for input in std::env::args().skip(2) {
-        let bodies = html_bodies(Path::new(&input));
-        let differ = bodies
-            .iter()
-            .filter(|b| !detector::clean::baseline::text_runs_agree(b, "http://host.test/dir/page.html"))
-            .count();
-        println!("{input}: {} HTML pages, {differ} differ with text runs past the tokenizer", bodies.len());
     }
 }
 

@@ -61,24 +61,6 @@ pub fn guard_only(text: &str) -> u64 {
     super::guard::cap_attributes(text, super::guard::MAX_ATTRIBUTES_PER_TAG).attributes_dropped
 }
 
-/// Whether the cleaner collects the same blocks, block tags, links, anchors and truncation
-/// from `body` when it hands runs of plain text to its sink itself (`clean/html.rs`,
-/// `feed_with_text_runs`) as when the tokenizer reads everything. The bytes are decoded as
-/// [`tokenize_only`] decodes them.
-pub fn text_runs_agree(body: &[u8], page_url: &str) -> bool {
-    let text = match std::str::from_utf8(body) {
-        Ok(s) => std::borrow::Cow::Borrowed(s),
-        Err(_) => encoding_rs::WINDOWS_1252.decode_without_bom_handling(body).0,
-    };
-    let a = super::html::clean_html_fed(&text, Some(page_url), true, true, false);
-    let b = super::html::clean_html_fed(&text, Some(page_url), true, true, true);
-    a.blocks.to_vec() == b.blocks.to_vec()
-        && a.block_tags == b.block_tags
-        && a.links == b.links
-        && a.anchors == b.anchors
-        && a.truncated == b.truncated
-}
-
 /// Whether the cleaner collects the same blocks, block tags, links and anchors from `body`
 /// with the guard's stripping of unread attributes (`clean/guard.rs`, `prepare`) as without
 /// it. For checking that stripping changes nothing on a corpus (`examples/scan_vs_tokenizer.rs

@@ -72,18 +72,6 @@ pub(crate) fn clean_html_with(
     extract_links: bool,
     strip_unread: bool,
 ) -> HtmlOut {
-    clean_html_fed(text, base_url, extract_links, strip_unread, true)
-}
-
-/// [`clean_html_with`]; `text_runs`: runs of plain text go to the sink without the tokenizer
-/// ([`feed_with_text_runs`]); without, the tokenizer reads everything (to compare both ways).
-pub(crate) fn clean_html_fed(
-    text: &str,
-    base_url: Option<&str>,
-    extract_links: bool,
-    strip_unread: bool,
-    text_runs: bool,
-) -> HtmlOut {
     let guarded = super::guard::prepare(text, super::guard::MAX_ATTRIBUTES_PER_TAG, strip_unread);
     let text: &str = guarded.text.as_str();
     let page_url = if extract_links { base_url.and_then(|u| Url::parse(u).ok()) } else { None };
@@ -107,23 +95,17 @@ pub(crate) fn clean_html_fed(
         anchor_from: None,
         truncated: false,
         max_attributes_seen: 0,
-        data_state: false,
     }));
     let tok = Tokenizer::new(sink, TokenizerOpts::default());
     let queue = BufferQueue::default();
     let mut rest = text;
-    if text.len() <= FEED_PIECE {
-        // The guard's own tendril, when it made one, is fed as it is (its pieces share it).
-        let whole = match &guarded.text {
-            GuardedText::Owned(t) => t.clone(),
-            _ => StrTendril::from_slice(text),
-        };
-        if text_runs {
-            feed_with_text_runs(&tok, &queue, &whole);
-        } else {
-            feed_piece(&tok, &queue, &whole, 0, whole.len());
+    // The guard's own tendril, when it made one that fits a piece, is fed as it is.
+    if let GuardedText::Owned(t) = &guarded.text {
+        if t.len() <= FEED_PIECE {
+            queue.push_back(t.clone());
+            while let TokenizerResult::Script(()) = tok.feed(&queue) {}
+            rest = "";
         }
-        rest = "";
     }
     while !rest.is_empty() {
         let mut cut = rest.len().min(FEED_PIECE);
@@ -147,69 +129,6 @@ pub(crate) fn clean_html_fed(
         attributes_dropped: guarded.attributes_dropped,
         max_attributes_seen: st.max_attributes_seen,
     }
-}
-
-/// Shortest run of text that [`feed_with_text_runs`] hands to the sink itself: shorter runs
-/// (whitespace between tags, mostly) go to the tokenizer with the markup around them, since
-/// each piece fed costs a call.
-const MIN_TEXT_RUN: usize = 24;
-
-/// Feed `text` to the tokenizer, except the runs of plain text between tags, which go to the
-/// sink directly, as the tokenizer would emit them.
-///
-/// Why: on text-heavy pages, html5ever's data state spends most of the tokenizer's time
-/// looking at text one byte at a time (`BufferQueue::pop_except_from`); a run of text is
-/// found here with `memchr`. Why it is the same: in the data state, a run without `&`, NUL
-/// or CR up to the next `<` is emitted as character tokens as it stands, split only at each
-/// `\n` (emitted alone); the sink gets exactly those tokens ([`State::plain_text_run`]). A run
-/// is taken here only when the tokenizer is known to be in the data state: the last token it
-/// gave was a tag, comment or doctype that the sink did not switch to raw text, at the `>`
-/// that ends the piece fed (that `>` is fed alone, and those tokens are emitted at a `>`; a
-/// `>` inside an attribute value or a comment emits none, and the run after it goes to the
-/// tokenizer). Tested equal to feeding everything (`baseline::text_runs_agree`, over the
-/// shared pages and the hostile ones).
-fn feed_with_text_runs(tok: &Tokenizer<Sink>, queue: &BufferQueue, whole: &StrTendril) {
-    let bytes = whole.as_bytes();
-    let mut pos = 0;
-    let mut fed_to = 0;
-    while pos < bytes.len() {
-        // The next `>` followed by a run worth taking: the piece to feed ends there.
-        let Some(gt) = memchr::memchr(b'>', &bytes[pos..]).map(|i| pos + i) else { break };
-        pos = gt + 1;
-        // Most `>` are followed by markup or a short run: looked at before any search.
-        let head = &bytes[pos..bytes.len().min(pos + MIN_TEXT_RUN)];
-        if head.len() < MIN_TEXT_RUN || head.contains(&b'<') {
-            continue;
-        }
-        let run_end = memchr::memchr(b'<', &bytes[pos..]).map_or(bytes.len(), |i| pos + i);
-        if memchr::memchr3(b'&', b'\0', b'\r', &bytes[pos..run_end]).is_some() {
-            continue;
-        }
-        // The `>` alone last: whether a token came at it is what `data_state` tells.
-        feed_piece(tok, queue, whole, fed_to, gt);
-        feed_piece(tok, queue, whole, gt, gt + 1);
-        fed_to = gt + 1;
-        let mut st = tok.sink.0.borrow_mut();
-        if st.data_state {
-            // `<` and `>` are ASCII: the run's ends are character boundaries.
-            st.plain_text_run(&whole[gt + 1..run_end]);
-            fed_to = run_end;
-        }
-        pos = run_end;
-    }
-    feed_piece(tok, queue, whole, fed_to, bytes.len());
-}
-
-/// Feed `whole[from..to]` (a piece sharing its buffer) to the tokenizer.
-fn feed_piece(tok: &Tokenizer<Sink>, queue: &BufferQueue, whole: &StrTendril, from: usize, to: usize) {
-    if from >= to {
-        return;
-    }
-    tok.sink.0.borrow_mut().data_state = false;
-    // Offsets are at `>`, `<` or the ends: character boundaries, within the tendril.
-    queue.push_back(whole.subtendril(from as u32, (to - from) as u32));
-    // Our sink never returns `Script`, so this is always `Done`; loop anyway.
-    while let TokenizerResult::Script(()) = tok.feed(queue) {}
 }
 
 /// Inside a raw-text element: its content arrives as character tokens until its end tag.
@@ -244,9 +163,6 @@ struct State {
     anchor_from: Option<usize>,
     truncated: bool,
     max_attributes_seen: usize,
-    /// The tokenizer is in the data state with nothing pending: the last token was a tag,
-    /// comment or doctype that left it there (see [`feed_with_text_runs`]).
-    data_state: bool,
 }
 
 struct Sink(RefCell<State>);
@@ -259,22 +175,11 @@ impl TokenSink for Sink {
         // Matched by reference: moving the token's fields out copies them with wide loads
         // across the tokenizer's narrower stores, which the CPU cannot forward.
         match &token {
-            Token::CharacterTokens(t) => {
-                st.data_state = false;
-                st.text(t);
-            }
-            Token::TagToken(tag) => {
-                let next = st.tag(tag);
-                // Raw text or plaintext: the tokenizer leaves the data state.
-                st.data_state = matches!(next, TokenSinkResult::Continue);
-                return next;
-            }
-            // Comments and doctypes carry no visible text; the tokenizer is back in the data
-            // state after one.
-            Token::CommentToken(_) | Token::DoctypeToken(_) => st.data_state = true,
+            Token::CharacterTokens(t) => st.text(t),
+            Token::TagToken(tag) => return st.tag(tag),
             Token::EOFToken => st.flush(),
-            // NULs and parse errors carry no visible text.
-            _ => st.data_state = false,
+            // Comments, doctypes, NULs and parse errors carry no visible text.
+            _ => {}
         }
         TokenSinkResult::Continue
     }
@@ -554,22 +459,6 @@ impl State {
             }
         }
         self.append(t);
-    }
-
-    /// A run of text the tokenizer would emit in its data state as character tokens, each
-    /// `\n` as a token of its own (see [`feed_with_text_runs`]).
-    fn plain_text_run(&mut self, run: &str) {
-        let mut rest = run;
-        while let Some(i) = memchr::memchr(b'\n', rest.as_bytes()) {
-            if i > 0 {
-                self.text(&rest[..i]);
-            }
-            self.text("\n");
-            rest = &rest[i + 1..];
-        }
-        if !rest.is_empty() {
-            self.text(rest);
-        }
     }
 
     /// Append raw text to the current block, cutting at `MAX_BLOCK_BYTES`.
