@@ -842,19 +842,17 @@ mod tests {
         }
     }
 
+    /// A frontier entry of host `h`.
+    fn e(url: &str) -> FrontierEntry {
+        FrontierEntry { url: url.into(), host_key: "h".into(), depth: 0, priority: 1, hops: 0 }
+    }
+
     /// A fetched page's batch removes its ticket, the queue entry the crawler took, with the
     /// record: after it, the URL is neither queued nor in flight, and a new pop passes on.
     #[test]
     fn a_fetched_page_batch_finishes_its_taken_queue_entry() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("s.db")).unwrap();
-        let e = |url: &str| FrontierEntry {
-            url: url.into(),
-            host_key: "h".into(),
-            depth: 0,
-            priority: 1,
-            hops: 0,
-        };
         store.frontier_add(&[e("http://h/a.html"), e("http://h/b.html")]).unwrap();
         let taken = store.frontier_pop("h").unwrap().unwrap();
         assert_eq!(taken.url, "http://h/a.html");
@@ -875,13 +873,6 @@ mod tests {
     fn a_page_batch_on_a_full_frontier_recounts_and_completes() {
         let dir = tempfile::tempdir().unwrap();
         let store = std::sync::Arc::new(Store::open(&dir.path().join("s.db")).unwrap());
-        let e = |url: &str| FrontierEntry {
-            url: url.into(),
-            host_key: "h".into(),
-            depth: 0,
-            priority: 1,
-            hops: 0,
-        };
         store.set_frontier_cap(2).unwrap();
         store.frontier_add(&[e("http://h/a.html"), e("http://h/b.html")]).unwrap();
         let taken = store.frontier_pop("h").unwrap().unwrap();
