@@ -413,16 +413,12 @@ fn focused_links(
     let cap = ls.policy.max_links_per_page;
     ls.policy.count_over_cap(p.doc.links.len().saturating_sub(cap) as u64);
     // The page's URL, parsed once for all its links.
-    let base = url::Url::parse(&p.page.url);
+    let base = url::Url::parse(&p.page.url).ok();
     for (i, href) in p.doc.links.iter().enumerate().take(cap) {
         let anchor = p.doc.anchors.get(i).map(String::as_str).unwrap_or("");
         let ev = link_evidence(&f.titles, anchor, href, relevance, parent_score);
         let priority = score_priority(ev.score, depth);
-        let admitted = match &base {
-            Ok(b) => ls.policy.admit_on_page(b, href, depth, priority),
-            Err(_) => ls.policy.admit(Some(&p.page.url), href, depth, priority),
-        };
-        if let Some(e) = admitted {
+        if let Some(e) = ls.policy.admit_on_page(base.as_ref(), href, depth, priority) {
             if ev.score > 0.0 && !ls.store.frontier_seen(&e.url) {
                 f.log_link(&e, &p.page.url, anchor, &ev);
             }

@@ -69,7 +69,18 @@ impl LinkPolicy {
 
     /// [`Self::admit`] for a link on the page at `base`, already parsed: a page's links
     /// share it, and each link is parsed once (it was parsed three times, the base included).
-    pub fn admit_on_page(&self, base: &Url, href: &str, depth: u32, priority: u32) -> Option<FrontierEntry> {
+    /// `None` (the page's URL did not parse) rejects the link as a bad URL, as `admit` does.
+    pub fn admit_on_page(
+        &self,
+        base: Option<&Url>,
+        href: &str,
+        depth: u32,
+        priority: u32,
+    ) -> Option<FrontierEntry> {
+        let Some(base) = base else {
+            self.reject("bad_url");
+            return None;
+        };
         self.admit_canonical(resolve(base, href), depth, priority)
     }
 
@@ -112,20 +123,13 @@ impl LinkPolicy {
     ) -> Vec<FrontierEntry> {
         let mut out = Vec::new();
         let mut dropped = 0u64;
-        let base = Url::parse(base);
+        let base = Url::parse(base).ok();
         for href in hrefs {
             if out.len() >= self.max_links_per_page {
                 dropped += 1;
                 continue;
             }
-            let admitted = match &base {
-                Ok(b) => self.admit_on_page(b, href, depth, priority),
-                Err(_) => {
-                    self.reject("bad_url");
-                    None
-                }
-            };
-            out.extend(admitted);
+            out.extend(self.admit_on_page(base.as_ref(), href, depth, priority));
         }
         self.count_over_cap(dropped);
         out
@@ -197,5 +201,11 @@ mod tests {
         for e in &page {
             assert_eq!(canonical_url(&e.url).map(String::from).as_deref(), Ok(e.url.as_str()));
         }
+        // A page whose URL does not parse: each of its links is rejected as a bad URL.
+        let (one, many) = (policy(), policy());
+        assert!(hrefs.iter().all(|h| one.admit(Some("http://[bad"), h, 1, 7).is_none()));
+        assert!(many.admit_page_links("http://[bad", &hrefs, 1, 7).is_empty());
+        assert_eq!(many.rejected(), one.rejected());
+        assert_eq!(many.rejected().get("bad_url"), Some(&(hrefs.len() as u64)));
     }
 }
