@@ -66,7 +66,7 @@ pub fn run(a: &CrawlArgs) -> Result<()> {
     }
     summary::print_scan(&summary.detection, &store)?;
     if let Some(path) = &a.stats_json {
-        super::write_json(path, &summary)?;
+        crate::analysis::write_json_file(path, &summary)?;
     }
     outcome(c)
 }

@@ -8,12 +8,3 @@ pub mod report;
 pub mod scan;
 pub mod stats;
 pub mod store;
-
-use std::path::Path;
-
-use anyhow::Result;
-
-/// Write `value` as pretty JSON to `path` (`--stats-json`).
-pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {
-    crate::analysis::write_json_file(path, value)
-}

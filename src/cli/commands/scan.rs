@@ -45,7 +45,7 @@ pub fn run(a: &ScanArgs) -> Result<()> {
         );
     }
     if let Some(path) = &a.stats_json {
-        super::write_json(path, &stats)?;
+        crate::analysis::write_json_file(path, &stats)?;
     }
     if stats.errors > 0 {
         return Err(exit::Outcome::Partial(format!(
