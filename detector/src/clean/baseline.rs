@@ -62,21 +62,23 @@ pub fn guard_only(text: &str) -> u64 {
 }
 
 /// Whether the cleaner collects the same blocks, block tags, links and anchors from `body`
-/// with the guard's stripping of unread attributes (`clean/guard.rs`, `prepare`) as without
-/// it. For checking that stripping changes nothing on a corpus (`examples/scan_vs_tokenizer.rs
+/// with the guard's stripping of unread attributes and inline tags (`clean/guard.rs`,
+/// `prepare`) as without it, with links collected and without. For checking that stripping changes nothing on a corpus (`examples/scan_vs_tokenizer.rs
 /// --check-strip`); the bytes are decoded as [`tokenize_only`] decodes them.
 pub fn stripping_agrees(body: &[u8], page_url: &str) -> bool {
     let text = match std::str::from_utf8(body) {
         Ok(s) => std::borrow::Cow::Borrowed(s),
         Err(_) => encoding_rs::WINDOWS_1252.decode_without_bom_handling(body).0,
     };
-    let a = super::html::clean_html_with(&text, Some(page_url), true, false);
-    let b = super::html::clean_html_with(&text, Some(page_url), true, true);
-    a.blocks.to_vec() == b.blocks.to_vec()
-        && a.block_tags == b.block_tags
-        && a.links == b.links
-        && a.anchors == b.anchors
-        && a.truncated == b.truncated
+    [true, false].into_iter().all(|links| {
+        let a = super::html::clean_html_with(&text, Some(page_url), links, false);
+        let b = super::html::clean_html_with(&text, Some(page_url), links, true);
+        a.blocks.to_vec() == b.blocks.to_vec()
+            && a.block_tags == b.block_tags
+            && a.links == b.links
+            && a.anchors == b.anchors
+            && a.truncated == b.truncated
+    })
 }
 
 #[cfg(test)]

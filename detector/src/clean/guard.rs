@@ -82,14 +82,54 @@ enum Mode {
 
 /// Cuts every tag of `text` to at most `max` attributes (see the module docs).
 pub(crate) fn cap_attributes(text: &str, max: usize) -> Guarded<'_> {
-    prepare(text, max, false)
+    prepare(text, max, Strip::Nothing)
 }
 
-/// [`cap_attributes`], and with `strip_unread` also removes every attribute of the first
-/// `max` of a tag except `href`, the only one the cleaner reads (`html.rs`), so that the
-/// tokenizer does not build names and values that are thrown away (most of a page's markup
-/// bytes are `class`, `id`, `style`, `title`… values). The tokenizer then emits the same
-/// tags, with only their `href` attributes.
+/// What [`prepare`] removes besides the attributes past the cap.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Strip {
+    /// Nothing more: the cap only.
+    Nothing,
+    /// What the cleaner does not read when it collects links: every attribute but `href`,
+    /// and the tags of [`INLINE_TAGS`].
+    KeepLinks,
+    /// What it does not read for text alone: every attribute, and the tags of
+    /// [`INLINE_TAGS`] and links' tags (`a`, `area`).
+    TextOnly,
+}
+
+/// Inline elements whose tags the cleaner's sink does nothing with outside `<head>`
+/// (`html.rs`: class `Other`, not a head element; tested there): text on both sides of them
+/// goes to the same block. Links' tags (`a`, `area`) are cut only with [`Strip::TextOnly`].
+pub(crate) const INLINE_TAGS: [&str; 30] = [
+    "b", "i", "u", "s", "q", "em", "tt", "big", "bdi", "bdo", "del", "dfn", "img", "ins", "kbd", "sub",
+    "sup", "var", "wbr", "abbr", "cite", "code", "font", "mark", "nobr", "samp", "span", "time", "small",
+    "strong",
+];
+
+/// Whether a tag named `name` (as written) is one [`prepare`] may cut whole.
+fn is_inline_tag(name: &[u8], links_too: bool) -> bool {
+    if name.len() > 6 {
+        return false;
+    }
+    let mut lower = [0u8; 6];
+    for (l, c) in lower.iter_mut().zip(name) {
+        *l = c.to_ascii_lowercase();
+    }
+    match &lower[..name.len()] {
+        b"a" | b"area" => links_too,
+        n => INLINE_TAGS.iter().any(|t| t.as_bytes() == n),
+    }
+}
+
+/// [`cap_attributes`], and with `strip` also removes what the cleaner never reads, so that
+/// the tokenizer does not build what is thrown away:
+/// - every attribute of the first `max` of a tag except `href` (the only one the cleaner
+///   reads, `html.rs`; with [`Strip::TextOnly`] that one too). Most of a page's markup bytes
+///   are `class`, `id`, `style`, `title`… values. The tokenizer then emits the same tags,
+///   with only their `href` attributes.
+/// - whole tags of inline elements ([`INLINE_TAGS`]): on a Wikipedia article half the
+///   tokenizer's time goes to its links and bold words (issue 22, BENCHMARKS.md).
 ///
 /// Why the tags stay the same: an attribute is cut from its first byte up to where the next
 /// one starts, or to the `/` or `>` that ends it, so the tokenizer goes from the state before
@@ -100,55 +140,85 @@ pub(crate) fn cap_attributes(text: &str, max: usize) -> Guarded<'_> {
 /// it as markup: after a `<script>` whose text holds `<!--` (where the tokenizer's
 /// double-escaped state, which the scan does not model, may end the script later than the
 /// scan does) nothing more is stripped on the page, and only the cap applies.
-pub(crate) fn prepare(text: &str, max: usize, strip_unread: bool) -> Guarded<'_> {
-    let mut strip = strip_unread;
+///
+/// Why the text stays the same without an inline tag ([`text_allows_cut`]): the tokenizer
+/// is in the data state on both sides of a tag, so the text before and after it is emitted
+/// as it was, and the sink appends both to the open block. Three things in the data state
+/// read across a tag's place, and a tag is kept where one could: a `\r` before it (the
+/// tokenizer reads `\r\n` as one newline), a `<` before it (`a<<b>p>` would become the tag
+/// `<p>`), and a character reference not yet ended (`&not<b>in;` is `¬in;`, `&notin;` is
+/// `∉`). Tags are kept while a `<head>` may be open, as the sink ends the head at them.
+pub(crate) fn prepare(text: &str, max: usize, strip: Strip) -> Guarded<'_> {
+    let keep_href = strip != Strip::TextOnly;
+    let mut strip = strip != Strip::Nothing;
     let b = text.as_bytes();
     let mut cuts = Cuts { text, out: None, from: 0 };
     let mut dropped = 0u64;
     let mut i = 0;
     let mut mode = Mode::Data;
+    // Where the text before the next markup starts, and whether a `<head>` may be open.
+    let mut run_start = 0;
+    let mut head_open = false;
     while i < b.len() {
         let tag = match mode {
             Mode::Data => {
                 let Some(lt) = memchr::memchr(b'<', &b[i..]).map(|p| i + p) else { break };
                 i = lt + 1;
-                match b.get(i) {
+                let (name_start, end_tag) = match b.get(i) {
                     Some(b'!') => {
                         i = markup_declaration(b, i + 1);
+                        run_start = i;
                         continue;
                     }
                     Some(b'/') => match b.get(i + 1) {
                         Some(b'>') => {
                             i += 2;
+                            run_start = i;
                             continue;
                         }
-                        Some(c) if c.is_ascii_alphabetic() => scan_tag(b, i + 1, max, strip, &mut cuts),
+                        Some(c) if c.is_ascii_alphabetic() => (i + 1, true),
                         // A bogus comment, to the next `>`.
                         _ => {
                             i = after_next_gt(b, i + 1);
+                            run_start = i;
                             continue;
                         }
                     },
                     Some(b'?') => {
                         i = after_next_gt(b, i);
+                        run_start = i;
                         continue;
                     }
-                    Some(c) if c.is_ascii_alphabetic() => {
-                        let t = scan_tag(b, i, max, strip, &mut cuts);
-                        if let Some(raw) = raw_element(&b[i..t.name_end]) {
-                            if raw == b"plaintext" {
-                                // Literal text to EOF: nothing after is markup.
-                                note_cut(&t, &mut cuts, &mut dropped);
-                                break;
-                            }
-                            if t.end < b.len() {
-                                mode = Mode::Raw(raw);
-                            }
-                        }
-                        t
-                    }
+                    Some(c) if c.is_ascii_alphabetic() => (i, false),
                     _ => continue,
+                };
+                let name_end = tag_name_end(b, name_start);
+                let name = &b[name_start..name_end];
+                let inline = strip
+                    && !head_open
+                    && is_inline_tag(name, !keep_href)
+                    && text_allows_cut(&b[run_start..lt]);
+                head_open = head_open_after(head_open, name, end_tag);
+                let t = scan_tag_from(b, name_end, max, strip && !inline, keep_href, &mut cuts);
+                if inline && t.gt < b.len() {
+                    // The whole tag goes; its attributes past the cap are still counted.
+                    cuts.cut(lt, t.end);
+                    dropped += t.excess;
+                    i = t.end;
+                    run_start = i;
+                    continue;
                 }
+                if let Some(raw) = raw_element(name).filter(|_| !end_tag) {
+                    if raw == b"plaintext" {
+                        // Literal text to EOF: nothing after is markup.
+                        note_cut(&t, &mut cuts, &mut dropped);
+                        break;
+                    }
+                    if t.end < b.len() {
+                        mode = Mode::Raw(raw);
+                    }
+                }
+                t
             }
             Mode::Raw(name) => match raw_end_tag(b, i, name) {
                 // The end tag's name is read; its attributes (if any) start here.
@@ -157,15 +227,45 @@ pub(crate) fn prepare(text: &str, max: usize, strip_unread: bool) -> Guarded<'_>
                     if name == b"script" && memchr::memmem::find(&b[i..at], b"<!--").is_some() {
                         strip = false;
                     }
-                    scan_tag_from(b, at, max, strip, &mut cuts)
+                    scan_tag_from(b, at, max, strip, keep_href, &mut cuts)
                 }
                 None => break,
             },
         };
         note_cut(&tag, &mut cuts, &mut dropped);
         i = tag.end;
+        run_start = i;
     }
     Guarded { text: cuts.finish(), attributes_dropped: dropped }
+}
+
+/// Whether a tag may be cut after `run`, the text since the markup before it (see
+/// [`prepare`]). When that markup was itself cut, the text before it allowed the cut, and
+/// what is checked here still holds over it.
+fn text_allows_cut(run: &[u8]) -> bool {
+    match run.last() {
+        None => true,
+        Some(b'\r' | b'<') => false,
+        Some(_) => {
+            // A character reference runs over letters, digits and `#` (numeric ones, with
+            // leading zeros, as long as they like): an `&` before such a tail is open.
+            let tail = run.iter().rev().take_while(|c| c.is_ascii_alphanumeric() || **c == b'#').count();
+            run.len() == tail || run[run.len() - tail - 1] != b'&'
+        }
+    }
+}
+
+/// Whether a `<head>` may be open after a tag named `name`: the sink opens it at `<head>`
+/// and ends it at `</head>` and at any start tag that cannot be in a head; of those, the
+/// scan knows `<body>` and the inline tags.
+fn head_open_after(open: bool, name: &[u8], end_tag: bool) -> bool {
+    if name.eq_ignore_ascii_case(b"head") {
+        !end_tag
+    } else if !end_tag && (name.eq_ignore_ascii_case(b"body") || is_inline_tag(name, true)) {
+        false
+    } else {
+        open
+    }
 }
 
 /// The guard's output, built as the cuts are found (in order, never overlapping): the text up
@@ -343,8 +443,6 @@ fn raw_end_tag(b: &[u8], mut i: usize, name: &[u8]) -> Option<usize> {
 
 /// A scanned tag.
 struct Tag {
-    /// End of the tag's name.
-    name_end: usize,
     /// Index after the tag (after its `>`, or the end of input).
     end: usize,
     /// The tag's `>` (or the end of input): where a cut ends.
@@ -355,16 +453,13 @@ struct Tag {
     excess: u64,
 }
 
-/// A tag whose name starts at `i` (after `<` or `</`).
-fn scan_tag(b: &[u8], mut i: usize, max: usize, strip: bool, cuts: &mut Cuts) -> Tag {
-    let name_start = i;
+/// The end of a tag name starting at `i` (after `<` or `</`): html5ever's tag-name state
+/// ends it at whitespace, `/` or `>`.
+fn tag_name_end(b: &[u8], mut i: usize) -> usize {
     while b.get(i).is_some_and(|&c| !is_ws(c) && c != b'/' && c != b'>') {
         i += 1;
     }
-    let mut t = scan_tag_from(b, i, max, strip, cuts);
-    t.name_end = i;
-    debug_assert!(name_start < i);
-    t
+    i
 }
 
 /// Whether the attribute starting at `at` is named `href` (as the tokenizer lowercases it).
@@ -375,8 +470,9 @@ fn is_href(b: &[u8], at: usize) -> bool {
 
 /// The rest of a tag from `i`, the end of its name (html5ever's tag-name state seeing the
 /// byte at `i`): its attributes, counted, up to `>`. With `strip`, cuts from `cuts` the
-/// attributes among the first `max` that [`prepare`] removes.
-fn scan_tag_from(b: &[u8], mut i: usize, max: usize, strip: bool, cuts: &mut Cuts) -> Tag {
+/// attributes among the first `max` that [`prepare`] removes (`href` only without
+/// `keep_href`).
+fn scan_tag_from(b: &[u8], mut i: usize, max: usize, strip: bool, keep_href: bool, cuts: &mut Cuts) -> Tag {
     #[derive(Clone, Copy)]
     enum S {
         TagName,
@@ -398,7 +494,7 @@ fn scan_tag_from(b: &[u8], mut i: usize, max: usize, strip: bool, cuts: &mut Cut
     // starts with `=`.
     let mut close = |open: &mut Option<usize>, end: usize, count: usize| {
         if let Some(start) = open.take() {
-            if count <= max && b.get(end) != Some(&b'=') && !is_href(b, start) {
+            if count <= max && b.get(end) != Some(&b'=') && !(keep_href && is_href(b, start)) {
                 cuts.cut(start, end);
             }
         }
@@ -461,7 +557,7 @@ fn scan_tag_from(b: &[u8], mut i: usize, max: usize, strip: bool, cuts: &mut Cut
     };
     close(&mut open, gt, count);
     let excess = count.saturating_sub(max) as u64;
-    Tag { name_end: i, end: (gt + 1).min(b.len()), gt, cut_from, excess }
+    Tag { end: (gt + 1).min(b.len()), gt, cut_from, excess }
 }
 
 #[cfg(test)]
@@ -590,7 +686,7 @@ mod tests {
     }
 
     fn stripped(s: &str) -> String {
-        prepare(s, MAX_ATTRIBUTES_PER_TAG, true).text.into_owned()
+        prepare(s, MAX_ATTRIBUTES_PER_TAG, Strip::KeepLinks).text.into_owned()
     }
 
     #[test]
@@ -627,16 +723,59 @@ mod tests {
             "<div a=1 b c=\"3\" d='4' e=5/ f /><a g\th\nhref\r=x>\n</a><a href=\"u\" i=\"x".to_string(),
             many_attributes("a", n, " href=late>"),
             format!("<a{} href=cap>t</a>", " c=1".repeat(n)),
+            many_attributes("b", n, ">bold</b> after"),
+            // Inline tags cut whole: text joins across them, but not across a `\r\n`, a
+            // `<` that would make a tag, or a character reference not yet ended.
+            "<p>one <b>bold</b> and <i class=x>it<em>al</em>ic</i>, <span><code>x</code></span>.</p>".to_string(),
+            "<p>a\r<b>\nb</b>\r</i>\n c<<b>p>d<</b>/p>e</p>".to_string(),
+            "<p>&not<b>in; &#x00000<i>41; &amp<b>; &<i>lt; &#<b>65; x&y<i>z &no</i>t</p>".to_string(),
+            "<p>&notin<b></b>; a&<b></b><i></i>amp; b</p><p>&am<!-- c -->p; &am<b><!-- c --></b>p;</p>".to_string(),
+            // A head: text and inline tags in it; the head ends at an inline tag or `<body>`.
+            "<html><head><title>t</title>\n  <b>  \n</b>   <i>text in head</i><p>x</p>".to_string(),
+            "<head><meta charset=utf-8>  <span>   </span> <body>  <b> </b> one</body>".to_string(),
+            "<head> </head> <b> </b> <head> <i>  </i> <p>after</p> <HEAD/> <SPAN>z</SPAN>".to_string(),
+            // Links' tags, kept when links are collected; unfinished inline tags; templates.
+            "<a href=/1><b>one</b></a> <A HREF='/2'><IMG SRC=x ALT=y>two</A><area href=/3>".to_string(),
+            "<template><p>in <b>template</b></p></template><p>out <i>side</i> <b".to_string(),
+            "<p>x<b/>y<b / >z</b x=1>w<b\ty\n=2\r>v<wbr>u<nobr>t</nobr><bdi dir=rtl>s</bdi></p>".to_string(),
+            "<script>a<b>c</script><b>d</b><style><i>e</style><i>f</i><textarea><b>g</textarea><b>h".to_string(),
+            "<p>a<b>b<plaintext><b>literal</b>".to_string(),
         ];
         for page in &cases {
-            let a = crate::clean::html::clean_html_with(page, Some("http://example.com/x/"), true, false);
-            let b = crate::clean::html::clean_html_with(page, Some("http://example.com/x/"), true, true);
-            assert_eq!(a.blocks.to_vec(), b.blocks.to_vec(), "{page}");
-            assert_eq!(a.block_tags, b.block_tags, "{page}");
-            assert_eq!(a.links, b.links, "{page}");
-            assert_eq!(a.anchors, b.anchors, "{page}");
-            assert_eq!((a.truncated, a.attributes_dropped), (b.truncated, b.attributes_dropped), "{page}");
+            for links in [true, false] {
+                let a =
+                    crate::clean::html::clean_html_with(page, Some("http://example.com/x/"), links, false);
+                let b = crate::clean::html::clean_html_with(page, Some("http://example.com/x/"), links, true);
+                let what = format!("{page:?}, links {links}");
+                assert_eq!(a.blocks.to_vec(), b.blocks.to_vec(), "{what}");
+                assert_eq!(a.block_tags, b.block_tags, "{what}");
+                assert_eq!(a.links, b.links, "{what}");
+                assert_eq!(a.anchors, b.anchors, "{what}");
+                assert_eq!(
+                    (a.truncated, a.attributes_dropped),
+                    (b.truncated, b.attributes_dropped),
+                    "{what}"
+                );
+            }
         }
+    }
+
+    fn text_only(s: &str) -> String {
+        prepare(s, MAX_ATTRIBUTES_PER_TAG, Strip::TextOnly).text.into_owned()
+    }
+
+    #[test]
+    fn inline_tags_are_cut_whole_where_text_allows() {
+        assert_eq!(stripped("<p class=x>a <b>b</b> <a href=/u>c</a></p>"), "<p >a b <a href=/u>c</a></p>");
+        assert_eq!(text_only("<p class=x>a <b>b</b> <a href=/u>c</a></p>"), "<p >a b c</p>");
+        // Kept: after `\r`, after `<`, after an open character reference, in a head.
+        assert_eq!(text_only("a\r<b>\n"), "a\r<b>\n");
+        assert_eq!(text_only("a<<b>p>"), "a<<b>p>");
+        assert_eq!(text_only("&not<b>in; &#x0<b>41; &amp;<b>x"), "&not<b>in; &#x0<b>41; &amp;x");
+        assert_eq!(text_only("<head><b>x</b><i>y</i>"), "<head><b>xy");
+        assert_eq!(text_only("<head><body><b>x</b>"), "<head><body>x");
+        // An inline tag unfinished at the end is left to the tokenizer (which drops it).
+        assert_eq!(text_only("a<b c=1"), "a<b c=1");
     }
 
     /// Nesting costs nothing: no tree is built, and the block stack is capped.

@@ -63,16 +63,23 @@ pub(crate) fn clean_html(text: &str, base_url: Option<&str>, extract_links: bool
     clean_html_with(text, base_url, extract_links, true)
 }
 
-/// [`clean_html`]; `strip_unread`: the guard also removes the attributes the sink does not
-/// read before tokenizing ([`super::guard::prepare`]), which changes nothing in the output
-/// (the tests compare both ways) and saves the tokenizer most of the markup.
+/// [`clean_html`]; `strip_unread`: the guard also removes the attributes and inline tags the
+/// sink does not read before tokenizing ([`super::guard::prepare`]; `href` and links' tags
+/// too when links are not collected), which changes nothing in the output (the tests compare
+/// both ways) and saves the tokenizer most of the markup.
 pub(crate) fn clean_html_with(
     text: &str,
     base_url: Option<&str>,
     extract_links: bool,
     strip_unread: bool,
 ) -> HtmlOut {
-    let guarded = super::guard::prepare(text, super::guard::MAX_ATTRIBUTES_PER_TAG, strip_unread);
+    use super::guard::Strip;
+    let strip = match (strip_unread, extract_links) {
+        (false, _) => Strip::Nothing,
+        (true, true) => Strip::KeepLinks,
+        (true, false) => Strip::TextOnly,
+    };
+    let guarded = super::guard::prepare(text, super::guard::MAX_ATTRIBUTES_PER_TAG, strip);
     let text: &str = guarded.text.as_str();
     let page_url = if extract_links { base_url.and_then(|u| Url::parse(u).ok()) } else { None };
     // Room for the usual share of text (a third of the HTML on markup-heavy pages, two
@@ -727,6 +734,20 @@ mod table_tests {
         assert_eq!(class("span"), TagClass::Other);
         assert_eq!(class("my-element"), TagClass::Other);
         assert!(!tag_info(&LocalName::from("div")).in_head);
+    }
+
+    /// The guard cuts inline tags whole (`guard.rs`, `prepare`): only names the sink does
+    /// nothing with outside the head, links' tags only when links are not collected.
+    #[test]
+    fn tags_the_guard_cuts_are_inert() {
+        for name in super::super::guard::INLINE_TAGS.iter().chain(&["a", "area"]) {
+            let info = tag_info(&LocalName::from(*name));
+            assert!(
+                matches!(info.class, TagClass::Other | TagClass::Link) && !info.in_head,
+                "{name}: {info:?}"
+            );
+        }
+        assert!(!tag_info(&LocalName::from("body")).in_head);
     }
 
     #[test]

@@ -481,8 +481,9 @@ fn normalization_fast_paths_match_reference() {
     }
 }
 
-/// The guard's stripping of unread attributes (`guard::prepare`) leaves the cleaner's output
-/// unchanged on every real HTML page of the shared data, whole and cut mid-markup.
+/// The guard's stripping of unread attributes and inline tags (`guard::prepare`) leaves the
+/// cleaner's output unchanged on every real HTML page of the shared data, whole and cut
+/// mid-markup, with links collected and without.
 #[test]
 fn stripping_unread_attributes_changes_no_real_page() {
     let mut files = Vec::new();
@@ -498,18 +499,20 @@ fn stripping_unread_attributes_changes_no_real_page() {
     for f in &files {
         let body = std::fs::read(f).unwrap();
         let text = String::from_utf8_lossy(&body);
-        for cut in [text.len(), text.len() / 2, text.len() / 3] {
+        for (cut, links) in
+            [text.len(), text.len() / 2, text.len() / 3].into_iter().flat_map(|c| [(c, true), (c, false)])
+        {
             let Some(t) = text.get(..cut) else { continue };
-            let a = html::clean_html_with(t, Some("http://host.test/dir/page.html"), true, false);
-            let b = html::clean_html_with(t, Some("http://host.test/dir/page.html"), true, true);
+            let a = html::clean_html_with(t, Some("http://host.test/dir/page.html"), links, false);
+            let b = html::clean_html_with(t, Some("http://host.test/dir/page.html"), links, true);
             let name = f.display();
-            assert_eq!(a.blocks.to_vec(), b.blocks.to_vec(), "{name} cut at {cut}");
-            assert_eq!(a.block_tags, b.block_tags, "{name} cut at {cut}");
-            assert_eq!(a.links, b.links, "{name} cut at {cut}");
-            assert_eq!(a.anchors, b.anchors, "{name} cut at {cut}");
-            assert_eq!(a.truncated, b.truncated, "{name} cut at {cut}");
+            assert_eq!(a.blocks.to_vec(), b.blocks.to_vec(), "{name} cut at {cut}, links {links}");
+            assert_eq!(a.block_tags, b.block_tags, "{name} cut at {cut}, links {links}");
+            assert_eq!(a.links, b.links, "{name} cut at {cut}, links {links}");
+            assert_eq!(a.anchors, b.anchors, "{name} cut at {cut}, links {links}");
+            assert_eq!(a.truncated, b.truncated, "{name} cut at {cut}, links {links}");
         }
-        let g = guard::prepare(&text, guard::MAX_ATTRIBUTES_PER_TAG, true);
+        let g = guard::prepare(&text, guard::MAX_ATTRIBUTES_PER_TAG, guard::Strip::KeepLinks);
         pages += 1;
         bytes += text.len();
         stripped_bytes += text.len() - g.text.as_str().len();
