@@ -91,23 +91,26 @@ pub(crate) enum Strip {
     /// Nothing more: the cap only.
     Nothing,
     /// What the cleaner does not read when it collects links: every attribute but `href`,
-    /// and the tags of [`INLINE_TAGS`].
+    /// and inline tags ([`is_inline_tag`]).
     KeepLinks,
-    /// What it does not read for text alone: every attribute, and the tags of
-    /// [`INLINE_TAGS`] and links' tags (`a`, `area`).
+    /// What it does not read for text alone: every attribute, and inline and links' tags
+    /// ([`is_inline_tag`]).
     TextOnly,
 }
 
-/// Inline elements whose tags the cleaner's sink does nothing with outside `<head>`
-/// (`html.rs`: class `Other`, not a head element; tested there): text on both sides of them
-/// goes to the same block. Links' tags (`a`, `area`) are cut only with [`Strip::TextOnly`].
+/// The names [`is_inline_tag`] matches besides links' (for tests: `html.rs` checks each is
+/// inert in the sink).
+#[cfg(test)]
 pub(crate) const INLINE_TAGS: [&str; 30] = [
     "b", "i", "u", "s", "q", "em", "tt", "big", "bdi", "bdo", "del", "dfn", "img", "ins", "kbd", "sub",
     "sup", "var", "wbr", "abbr", "cite", "code", "font", "mark", "nobr", "samp", "span", "time", "small",
     "strong",
 ];
 
-/// Whether a tag named `name` (as written) is one [`prepare`] may cut whole.
+/// Whether a tag named `name` (as written, ASCII case ignored) is one [`prepare`] may cut
+/// whole: an inline element whose tags the cleaner's sink does nothing with outside `<head>`
+/// (`html.rs`: class `Other`, not a head element; tested there), so text on both sides of
+/// it goes to the same block; links' tags (`a`, `area`) too with `links_too`.
 fn is_inline_tag(name: &[u8], links_too: bool) -> bool {
     if name.len() > 6 {
         return false;
@@ -133,7 +136,7 @@ fn is_inline_tag(name: &[u8], links_too: bool) -> bool {
 ///   reads, `html.rs`; with [`Strip::TextOnly`] that one too). Most of a page's markup bytes
 ///   are `class`, `id`, `style`, `title`… values. The tokenizer then emits the same tags,
 ///   with only their `href` attributes.
-/// - whole tags of inline elements ([`INLINE_TAGS`]): on a Wikipedia article half the
+/// - whole tags of inline elements ([`is_inline_tag`]): on a Wikipedia article half the
 ///   tokenizer's time goes to its links and bold words (issue 22, BENCHMARKS.md).
 ///
 /// Why the tags stay the same: an attribute is cut from its first byte up to where the next
