@@ -126,8 +126,9 @@ pub struct CrawlArgs {
     /// Global cap on requests per second over all hosts.
     #[arg(long)]
     pub rate: Option<f64>,
-    /// Requests in flight over all hosts.
-    #[arg(long, default_value_t = 64)]
+    /// Requests in flight over all hosts (still one per host). Each may hold a body of up to
+    /// --max-body-bytes until the pipeline takes it.
+    #[arg(long, default_value_t = crawler::crawl::DEFAULT_MAX_IN_FLIGHT)]
     pub max_in_flight: usize,
     /// Largest body kept per page, in bytes (decompressed; bigger bodies are cut and skipped).
     #[arg(long, default_value_t = 10 << 20)]
