@@ -60,13 +60,13 @@ pub trait PageSink: Send + Sync {
 }
 
 /// Requests in flight over all hosts, by default (`--max-in-flight`). A slot is held from a
-/// request's start until the scheduler has taken its response back, which under load is
-/// several times the fetch itself: on the 535-host nginx bench (2 cores, detection inside)
-/// 64 slots left hosts waiting for one in the crawl's burst, and 256 took it from 3,924–4,307
-/// to 4,070–4,457 pages/s (11 rounds each), its last host starting 0.39–0.55 s in instead of 0.48–0.62 s
-/// (BENCHMARKS.md, issue 22 round 7). Politeness is per host and unchanged; the cost is
-/// memory in the worst case: each request in flight may hold a body of up to
-/// `--max-body-bytes`.
+/// request's start until the scheduler has taken its response back, which in a crawl's
+/// CPU-bound burst is several times the fetch itself. On the 535-host nginx bench (2 cores,
+/// detection inside), 256 slots against 64, same binary, alternating: 4,070–4,457 against
+/// 3,924–4,307 pages/s (11 rounds each), and medians 4,178 against 4,098 (10 pairs, 256 ahead
+/// in 8); the last host started 0.39–0.55 s in instead of 0.48–0.62 s (BENCHMARKS.md, issue
+/// 22 round 7). Politeness is per host and unchanged; the cost is memory in the worst case:
+/// each request in flight may hold a body of up to `--max-body-bytes`.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 
 /// Settings of a crawl.
