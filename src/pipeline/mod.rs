@@ -383,6 +383,43 @@ const WAITING_POLL: Duration = Duration::from_millis(2);
 /// How long the writer waits for a page while its batch is empty.
 const IDLE_WAIT: Duration = Duration::from_secs(1);
 
+/// How long the store writer sleeps when its queue is empty while a batch is open
+/// ([`recv_polling`]).
+const OPEN_BATCH_POLL: Duration = Duration::from_millis(1);
+
+/// `rx.recv_timeout(wait)` for a writer with a batch open: when the queue is empty it sleeps
+/// [`OPEN_BATCH_POLL`] and looks again, taking the pages that came meanwhile one by one.
+///
+/// Why not block on the channel: a blocking receive spins and calls `sched_yield` a few
+/// times before it parks, once per page, as the writer is faster than the pages come. Each
+/// yield tells Linux's scheduler (EEVDF) that the writer has used its turn, so when the batch
+/// is full the writer's flush ran as the least entitled thread on its core and was cut into
+/// by every other stage: on one pinned core, 21.9–23.3 ms of wall for 10.8–11.0 ms of CPU
+/// over 10 flushes, 14–32 involuntary switches (text-heavy pages). Polling, its busy share
+/// of the scan fell from 4.4–7.2 % to 2.4–3.1 %, for 0.5 points more CPU (the wakeups;
+/// BENCHMARKS.md, issue 22 round 7). While no batch is open the writer has nothing to flush
+/// and blocks as before.
+fn recv_polling(
+    rx: &Receiver<PageWrite>,
+    wait: Duration,
+) -> Result<PageWrite, crossbeam_channel::RecvTimeoutError> {
+    use crossbeam_channel::{RecvTimeoutError, TryRecvError};
+    let until = Instant::now() + wait;
+    loop {
+        match rx.try_recv() {
+            Ok(page) => return Ok(page),
+            Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+            Err(TryRecvError::Empty) => {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(RecvTimeoutError::Timeout);
+                }
+                std::thread::sleep(left.min(OPEN_BATCH_POLL));
+            }
+        }
+    }
+}
+
 /// The store writer: matched pages written in batches, fed to live origins in arrival order.
 struct StoreWriter<'a> {
     store: &'a Store,
@@ -418,7 +455,8 @@ impl StoreWriter<'_> {
             if started.is_some() && self.source_waiting.is_some() {
                 wait = wait.min(WAITING_POLL);
             }
-            match rx.recv_timeout(wait) {
+            let got = if started.is_some() { recv_polling(rx, wait) } else { rx.recv_timeout(wait) };
+            match got {
                 Ok(page) => {
                     if let Some(lo) = self.live_origins {
                         lo.observe(&page);
