@@ -77,11 +77,11 @@ impl LinkPolicy {
         depth: u32,
         priority: u32,
     ) -> Option<FrontierEntry> {
-        let Some(base) = base else {
-            self.reject("bad_url");
-            return None;
-        };
-        self.admit_canonical(resolve(base, href), depth, priority)
+        // No base: the link cannot be resolved, a bad URL as for `admit`.
+        let url = base
+            .ok_or(UrlError::Parse(url::ParseError::RelativeUrlWithoutBase))
+            .and_then(|b| resolve(b, href));
+        self.admit_canonical(url, depth, priority)
     }
 
     /// The entry for a canonical URL (or None, counted: not one, too deep, out of scope, a trap).

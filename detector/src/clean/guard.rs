@@ -572,6 +572,23 @@ fn scan_tag_from(b: &[u8], mut i: usize, max: usize, strip: bool, keep_href: boo
     Tag { end: (gt + 1).min(b.len()), gt, cut_from, excess }
 }
 
+/// For tests: the cleaner collects the same blocks, block tags, links, anchors, truncation
+/// and dropped attributes from `page` with [`prepare`]'s stripping as without it, links
+/// collected and not (`what` names the page in a failure).
+#[cfg(test)]
+pub(crate) fn assert_stripping_changes_nothing(page: &str, what: &str) {
+    for links in [true, false] {
+        let a = super::html::clean_html_with(page, Some("http://host.test/dir/page.html"), links, false);
+        let b = super::html::clean_html_with(page, Some("http://host.test/dir/page.html"), links, true);
+        let what = format!("{what}, links {links}");
+        assert_eq!(a.blocks.to_vec(), b.blocks.to_vec(), "{what}");
+        assert_eq!(a.block_tags, b.block_tags, "{what}");
+        assert_eq!(a.links, b.links, "{what}");
+        assert_eq!(a.anchors, b.anchors, "{what}");
+        assert_eq!((a.truncated, a.attributes_dropped), (b.truncated, b.attributes_dropped), "{what}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -754,21 +771,7 @@ mod tests {
             "<p>a<b>b<plaintext><b>literal</b>".to_string(),
         ];
         for page in &cases {
-            for links in [true, false] {
-                let a =
-                    crate::clean::html::clean_html_with(page, Some("http://example.com/x/"), links, false);
-                let b = crate::clean::html::clean_html_with(page, Some("http://example.com/x/"), links, true);
-                let what = format!("{page:?}, links {links}");
-                assert_eq!(a.blocks.to_vec(), b.blocks.to_vec(), "{what}");
-                assert_eq!(a.block_tags, b.block_tags, "{what}");
-                assert_eq!(a.links, b.links, "{what}");
-                assert_eq!(a.anchors, b.anchors, "{what}");
-                assert_eq!(
-                    (a.truncated, a.attributes_dropped),
-                    (b.truncated, b.attributes_dropped),
-                    "{what}"
-                );
-            }
+            assert_stripping_changes_nothing(page, &format!("{page:?}"));
         }
     }
 
@@ -829,17 +832,7 @@ mod tests {
         for _ in 0..20_000 {
             let len = 1 + next(24);
             let page: String = (0..len).map(|_| PIECES[next(PIECES.len())]).collect();
-            for links in [true, false] {
-                let a =
-                    crate::clean::html::clean_html_with(&page, Some("http://example.com/x/"), links, false);
-                let b =
-                    crate::clean::html::clean_html_with(&page, Some("http://example.com/x/"), links, true);
-                let what = format!("{page:?}, links {links}");
-                assert_eq!(a.blocks.to_vec(), b.blocks.to_vec(), "{what}");
-                assert_eq!(a.block_tags, b.block_tags, "{what}");
-                assert_eq!((a.links, a.anchors), (b.links, b.anchors), "{what}");
-                assert_eq!(a.truncated, b.truncated, "{what}");
-            }
+            assert_stripping_changes_nothing(&page, &format!("{page:?}"));
         }
     }
 
