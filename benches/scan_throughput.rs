@@ -126,6 +126,7 @@ fn fresh(m: &Matcher) -> Matcher {
         stops: m.stops.clone(),
         evidence_per_page: m.evidence_per_page,
         passage_chars: m.passage_chars,
+        passages: m.passages.clone(),
         links: None,
         keep_text: m.keep_text,
         near_dups: m.near_dups.as_ref().map(|_| {

@@ -47,6 +47,7 @@ pub mod info;
 pub mod inputs;
 pub mod merge;
 pub mod parallel;
+pub mod passages;
 pub mod readers;
 pub mod sniff;
 pub(crate) mod spill;

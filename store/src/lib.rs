@@ -177,7 +177,27 @@ pub struct PageRecord {
     /// records written before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub near_duplicate_of: Option<String>,
+    /// Passage evidence (issue 36): `None` when the page was matched by exact chunks only
+    /// (`--match exact`, a label set without passages, records written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passages: Option<PassageSummary>,
 }
+
+/// What passage matching found on a page (`detector::matching::add_passages`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PassageSummary {
+    /// Words on the page.
+    pub words: u32,
+    /// Words covered by labeled passages.
+    pub covered_words: u32,
+    /// Blocks counted as labeled through passages (included in `labeled_chunks`).
+    pub chunks: u32,
+    /// Those blocks' indices (the first [`MAX_PASSAGE_BLOCKS`]).
+    pub blocks: Vec<u32>,
+}
+
+/// Most passage-matched block indices a record keeps.
+pub const MAX_PASSAGE_BLOCKS: usize = 256;
 
 impl PageRecord {
     fn key(&self, file_hash: &Sha1Digest) -> Vec<u8> {
@@ -828,6 +848,7 @@ mod tests {
                 text_hash: None,
                 shingles: 0,
                 near_duplicate_of: None,
+                passages: None,
                 sketch: Default::default(),
             },
             file_hash,

@@ -32,6 +32,12 @@ pub struct CrawlArgs {
     /// Chunk label set (.dls) to detect while crawling.
     #[arg(long, env = "DITTO_LABELSET", required_unless_present = "explain_priority")]
     pub labelset: Option<PathBuf>,
+    /// What to match: `passage` (default) finds labeled passages in edited copies (words
+    /// changed, paragraphs split or joined) as well as exact chunks, where the label set has a
+    /// passage table; `exact` matches whole normalized paragraphs only (Ardi & Heidemann's
+    /// method as published: the same figures as ditto before passages).
+    #[arg(long = "match", value_enum, default_value = "passage")]
+    pub match_mode: crate::labelset::MatchMode,
     /// File of seed URLs, one per line (# comments allowed).
     #[arg(long)]
     pub seeds: Option<PathBuf>,

@@ -29,6 +29,12 @@ pub struct ScanArgs {
     /// Do not use the built-in list of benign idioms (see `labelsets/data/default-stopchunks.txt`).
     #[arg(long)]
     pub no_default_stop_chunks: bool,
+    /// What to match: `passage` (default) finds labeled passages in edited copies (words
+    /// changed, paragraphs split or joined) as well as exact chunks, where the label set has a
+    /// passage table; `exact` matches whole normalized paragraphs only (Ardi & Heidemann's
+    /// method as published: the same figures as ditto before passages).
+    #[arg(long = "match", value_enum, default_value = "passage")]
+    pub match_mode: crate::labelset::MatchMode,
     /// URL prefix for directory inputs: a file's URL is prefix + relative path. Default: a
     /// folder whose subfolders are all host names (DIR/HOST/PATH) is read as
     /// http://HOST/PATH; any other gets file://<absolute directory>/ URLs, which have no host
