@@ -40,6 +40,7 @@ fn evidence_fields() -> Fields {
         Field::new("source_id", DataType::UInt32, false),
         Field::new("source_title", DataType::Utf8, true),
         Field::new("source_url", DataType::Utf8, true),
+        Field::new("match", DataType::Utf8, false),
     ])
 }
 
@@ -114,6 +115,7 @@ pub fn report_batch(rows: &[ReportRow]) -> Result<RecordBatch> {
             Arc::new(UInt32Array::from_iter_values(ev.iter().map(|e| e.source_id))),
             opt_strings(ev.iter().map(|e| e.source_title.as_deref())),
             opt_strings(ev.iter().map(|e| e.source_url.as_deref())),
+            strings(ev.iter().map(|e| e.match_kind)),
         ],
     )?;
     let columns: Vec<ArrayRef> = vec![
@@ -261,8 +263,11 @@ mod tests {
                 source_id: 0,
                 source_title: Some("t".into()),
                 source_url: None,
+                match_kind: "exact",
             }],
             near_duplicate_of: None,
+            words: None,
+            covered_words: None,
         };
         let b = report_batch(&[row("http://a/", 2), row("http://b/", 0)]).unwrap();
         assert_eq!(b.num_rows(), 2);
