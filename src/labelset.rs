@@ -33,6 +33,9 @@ pub struct BuildConfig {
     pub tmp_dir: Option<PathBuf>,
     /// Progress lines on stderr.
     pub progress: bool,
+    /// Keep the sources' passages (issue 36) beside the exact chunks, taken with these
+    /// parameters; `None`: exact chunks only.
+    pub passages: Option<detector::passages::PassageParams>,
 }
 
 /// Where spilled runs go: the given directory, else the output's.
@@ -60,7 +63,8 @@ pub fn build(cfg: &BuildConfig) -> Result<()> {
     let progress = Arc::new(labelsets::Progress::default());
     let mut b = LabelSetBuilder::new(&cfg.name, kind, cfg.normalization, min_chars, &description)
         .memory(cfg.memory, &spill_dir(&cfg.tmp_dir, &cfg.output))
-        .progress(progress.clone());
+        .progress(progress.clone())
+        .passages(cfg.passages);
     let total: u64 = cfg
         .inputs
         .iter()
@@ -354,7 +358,7 @@ pub fn load_for_scan(
         Some(_) => matcher.passages = Some(ls as Arc<dyn PassageLookup + Send + Sync>),
         None => tracing::warn!(
             labelset = %labelset.display(),
-            "this label set has no passage table (built by an older ditto or with --passages off): \
+            "this label set has no passage table (built by an older ditto, from hashes by discover or import, or with --passages off): \
              only exact chunks are matched, edited copies are not found; rebuild it with \
              `ditto labelset build` for passage evidence"
         ),

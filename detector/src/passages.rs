@@ -59,7 +59,7 @@ impl PassageParams {
 /// A source needs this many anchor hits on a page to count.
 pub const MIN_HITS: usize = 3;
 /// ... and its hits must cover at least this many words.
-pub const MIN_SOURCE_WORDS: u32 = 40;
+pub const MIN_SOURCE_WORDS: u32 = 50;
 /// Hits of one source at most this many moduli apart cover the words between them.
 pub const BRIDGE_MODULI: u32 = 5;
 /// A block counts as copied when at least this share of its words is covered.

@@ -173,7 +173,7 @@ pub struct LabelSetBuilder {
     passage_params: Option<PassageParams>,
     /// Anchors in more documents than this are stop passages.
     passage_max_documents: u32,
-    /// `(anchor, source)` pairs, each document's anchors distinct.
+    /// `(table key, source)` pairs (`crate::passages::table_key`), each document's distinct.
     passages: Vec<(PassageHash, SourceId)>,
     anchors_seen: u64,
     /// Stop passages found by `write` (kept for a second `write`).
@@ -275,7 +275,7 @@ impl LabelSetBuilder {
     fn add_passages(&mut self, source: SourceId, anchors: &[PassageHash]) {
         if self.passage_params.is_some() {
             self.anchors_seen += anchors.len() as u64;
-            self.passages.extend(anchors.iter().map(|&h| (h, source)));
+            self.passages.extend(anchors.iter().map(|&h| (crate::passages::table_key(h), source)));
         }
     }
 

@@ -859,7 +859,7 @@ impl detector::passages::PassageLookup for LabelSet {
         self.passages.as_ref().map(|t| t.header.params()).unwrap_or_default()
     }
     fn lookup_passage(&self, h: detector::passages::PassageHash) -> Option<SourceId> {
-        self.passages.as_ref()?.lookup(&self.map, h)
+        self.passages.as_ref()?.lookup(&self.map, crate::passages::table_key(h))
     }
 }
 

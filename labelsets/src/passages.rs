@@ -7,8 +7,13 @@
 //!   hash by [`filter_key`]), read first, so a page's anchors that are not labeled (most of
 //!   them) cost one cache line each;
 //! - a prefix index on the hash's top bits (u32 positions, as the chunks' index);
-//! - the table: `n × 12` bytes, u64 hash + u32 source, little-endian, sorted by hash,
-//!   distinct.
+//! - the table: `n × 8` bytes, sorted by key, distinct: the key's low 32 bits (the bucket
+//!   holds its top `b ≥ 8` bits, so the two cover all 40), then the u32 source, little-endian.
+//!
+//! The table's **key** is the anchor hash's top 40 bits ([`table_key`]): 8 bytes an entry
+//! instead of 12. A chance match of 40 bits happens once in `2^40 / n` lookups (once in 4,400 at
+//! 250 M anchors), on a random source; a source counts on a page only with 3 hits
+//! (`detector::passages::MIN_HITS`), so chance matches never make a copy.
 //!
 //! A label set without the `passages` object (built by an older ditto, or with
 //! `--passages off`) matches exact chunks only.
@@ -22,8 +27,16 @@ use serde::{Deserialize, Serialize};
 use crate::filter;
 use crate::format::{Checksum, Section};
 
-/// Bytes per passage-table entry: u64 hash + u32 source id.
-pub const PASSAGE_ENTRY_BYTES: usize = 12;
+/// Bytes per passage-table entry: the key's low 32 bits + u32 source id.
+pub const PASSAGE_ENTRY_BYTES: usize = 8;
+/// Bits of an anchor's hash the table keeps.
+pub const KEY_BITS: u32 = 40;
+
+/// The table key of an anchor hash: its top [`KEY_BITS`] bits.
+#[inline]
+pub fn table_key(h: PassageHash) -> u64 {
+    h >> (64 - KEY_BITS)
+}
 /// An anchor found in more sources than this is a stop passage: common wording (set
 /// phrases, templates, boilerplate) that says nothing about who copied whom.
 pub const DEFAULT_MAX_DOCUMENTS: u32 = 8;
@@ -68,38 +81,40 @@ pub struct PassageChecksums {
     pub table: Checksum,
 }
 
-/// The filter key of a passage hash: its 8 bytes (the filter's block choice) and 8 more
-/// mixed from them (the bits within the block).
-pub fn filter_key(h: PassageHash) -> Sha1Digest {
+/// The filter key of a table key: the key in the top bits of 8 bytes (the filter's block
+/// choice) and 8 more mixed from it (the bits within the block).
+pub fn filter_key(key: u64) -> Sha1Digest {
     let mut d = [0u8; 20];
-    d[..8].copy_from_slice(&h.to_be_bytes());
-    let mut z = h ^ 0x2545_f491_4f6c_dd1d;
+    d[..8].copy_from_slice(&(key << (64 - KEY_BITS)).to_be_bytes());
+    let mut z = key ^ 0x2545_f491_4f6c_dd1d;
     z = (z ^ (z >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
     z = (z ^ (z >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     d[8..16].copy_from_slice(&(z ^ (z >> 33)).to_be_bytes());
     d
 }
 
-/// Prefix-index width for `n` passages: at most 8 per bucket on average, capped at 26.
+/// Prefix-index width for `n` passages: at most 8 per bucket on average, at least 8 (so
+/// bucket and stored bits cover the whole key), at most 26.
 pub fn passage_index_bits(n: u64) -> u32 {
-    let mut b = 0;
+    let mut b = 8;
     while b < 26 && (n >> b) > 8 {
         b += 1;
     }
     b
 }
 
-fn bucket(h: PassageHash, bits: u32) -> usize {
-    if bits == 0 {
-        0
-    } else {
-        (h >> (64 - bits)) as usize
-    }
+fn bucket(key: u64, bits: u32) -> usize {
+    (key >> (KEY_BITS - bits)) as usize
 }
 
-/// `(hash, source)` pairs, each document's anchors distinct → the table: sorted, stop
-/// passages (in more than `max_documents` sources) dropped, the lowest source kept.
-/// Returns the table and how many distinct anchors were stop passages.
+/// The bits of a key an entry keeps.
+fn stored_bits(key: u64) -> u32 {
+    key as u32
+}
+
+/// `(key, source)` pairs, each document's keys distinct → the table: sorted, stop passages
+/// (in more than `max_documents` sources) dropped, the lowest source kept. Returns the table
+/// and how many distinct keys were stop passages.
 pub fn build_table(
     mut pairs: Vec<(PassageHash, SourceId)>,
     max_documents: u32,
@@ -133,10 +148,10 @@ impl PassageSections {
         let mut bloom = filter::BlockedBloom::with_capacity(n, PASSAGE_BITS_PER_KEY, filter::K);
         let mut counts = vec![0u32; 1usize << bits];
         let mut bytes = Vec::with_capacity(table.len() * PASSAGE_ENTRY_BYTES);
-        for &(h, s) in table {
-            bloom.insert(&filter_key(h));
-            counts[bucket(h, bits)] += 1;
-            bytes.extend_from_slice(&h.to_le_bytes());
+        for &(key, s) in table {
+            bloom.insert(&filter_key(key));
+            counts[bucket(key, bits)] += 1;
+            bytes.extend_from_slice(&stored_bits(key).to_le_bytes());
             bytes.extend_from_slice(&s.to_le_bytes());
         }
         let mut index = Vec::with_capacity((counts.len() + 1) * 4);
@@ -174,46 +189,53 @@ fn le_u32(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
-fn le_u64(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
-}
-
 impl PassageTable {
-    /// Look `h` up in `map`: the filter, then the bucket's entries (bounds-checked: damage
-    /// can only cause misses).
-    pub fn lookup(&self, map: &[u8], h: PassageHash) -> Option<SourceId> {
+    /// Look the table key `key` up in `map`: the filter, then the bucket's entries
+    /// (bounds-checked: damage can only cause misses).
+    pub fn lookup(&self, map: &[u8], key: u64) -> Option<SourceId> {
         let f = map.get(self.filter.clone())?;
-        if !filter::may_contain(f, self.header.filter_blocks, self.header.filter_k, &filter_key(h)) {
+        if !filter::may_contain(f, self.header.filter_blocks, self.header.filter_k, &filter_key(key)) {
             return None;
         }
-        self.lookup_exact(map, h)
+        self.lookup_exact(map, key)
     }
 
-    pub fn lookup_exact(&self, map: &[u8], h: PassageHash) -> Option<SourceId> {
+    pub fn lookup_exact(&self, map: &[u8], key: u64) -> Option<SourceId> {
         let n = self.header.entries as usize;
-        let at = self.index.start + bucket(h, self.header.index_bits) * 4;
+        let at = self.index.start + bucket(key, self.header.index_bits) * 4;
         let lo = (le_u32(map, at)? as usize).min(n);
         let hi = (le_u32(map, at + 4)? as usize).min(n);
         let table = map.get(self.table.clone())?;
+        let want = stored_bits(key);
         let (mut lo, mut hi) = (lo, hi.max(lo));
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let e = table.get(mid * PASSAGE_ENTRY_BYTES..(mid + 1) * PASSAGE_ENTRY_BYTES)?;
-            match le_u64(e, 0)?.cmp(&h) {
+            match le_u32(e, 0)?.cmp(&want) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return le_u32(e, 8),
+                std::cmp::Ordering::Equal => return le_u32(e, 4),
             }
         }
         None
     }
 
-    /// Every `(hash, source)` in hash order.
-    pub fn iter<'a>(&'a self, map: &'a [u8]) -> impl Iterator<Item = (PassageHash, SourceId)> + 'a {
-        map.get(self.table.clone())
-            .unwrap_or(&[])
-            .chunks_exact(PASSAGE_ENTRY_BYTES)
-            .filter_map(|e| Some((le_u64(e, 0)?, le_u32(e, 8)?)))
+    /// Every `(key, source)` in key order, the key rebuilt from its bucket and stored bits.
+    pub fn iter<'a>(&'a self, map: &'a [u8]) -> impl Iterator<Item = (u64, SourceId)> + 'a {
+        let bits = self.header.index_bits;
+        let index = map.get(self.index.clone()).unwrap_or(&[]);
+        let n = self.header.entries as usize;
+        let mut bucket = 0usize;
+        map.get(self.table.clone()).unwrap_or(&[]).chunks_exact(PASSAGE_ENTRY_BYTES).enumerate().filter_map(
+            move |(i, e)| {
+                // Advance to the bucket holding entry i (the index is monotone when sound).
+                while le_u32(index, (bucket + 1) * 4).is_some_and(|end| (end as usize).min(n) <= i) {
+                    bucket += 1;
+                }
+                let key = ((bucket as u64) << (KEY_BITS - bits)) | u64::from(le_u32(e, 0)?);
+                Some((key, le_u32(e, 4)?))
+            },
+        )
     }
 
     /// Structure: sorted, distinct, sources in range, each in the filter and found through
@@ -248,8 +270,8 @@ pub struct PassageView<'a> {
 }
 
 impl PassageView<'_> {
-    /// Every `(hash, source)` in hash order.
-    pub fn iter(&self) -> impl Iterator<Item = (PassageHash, SourceId)> + '_ {
+    /// Every `(key, source)` in key order (keys: [`table_key`]).
+    pub fn iter(&self) -> impl Iterator<Item = (u64, SourceId)> + '_ {
         self.table.iter(self.map)
     }
     pub fn header(&self) -> &PassageHeader {
@@ -262,7 +284,7 @@ impl PassageLookup for PassageView<'_> {
         self.table.header.params()
     }
     fn lookup_passage(&self, h: PassageHash) -> Option<SourceId> {
-        self.table.lookup(self.map, h)
+        self.table.lookup(self.map, table_key(h))
     }
 }
 
@@ -281,9 +303,48 @@ mod tests {
     }
 
     #[test]
+    fn keys_survive_the_table() {
+        let keys: Vec<(u64, u32)> =
+            (0..5000u64).map(|i| (table_key(i.wrapping_mul(0x9e37_79b9_7f4a_7c15) << 3), i as u32)).collect();
+        let (mut t, _) = build_table(keys, 8);
+        t.sort_unstable();
+        let ps = PassageSections::of(&t);
+        // Lay the sections out as a file would, then read them back.
+        let mut map = Vec::new();
+        let f = 0..ps.filter.as_bytes().len();
+        map.extend_from_slice(ps.filter.as_bytes());
+        let i = map.len()..map.len() + ps.index.len();
+        map.extend_from_slice(&ps.index);
+        let tb = map.len()..map.len() + ps.table.len();
+        map.extend_from_slice(&ps.table);
+        let header = PassageHeader {
+            words: 5,
+            modulus: 8,
+            max_documents: 8,
+            entries: t.len() as u64,
+            stop_passages: 0,
+            anchors_seen: 0,
+            filter_blocks: ps.filter.blocks(),
+            filter_k: ps.filter.k(),
+            index_bits: ps.index_bits,
+            filter: Section::default(),
+            index: Section::default(),
+            table: Section::default(),
+            checksums: ps.checksums(),
+        };
+        let table = PassageTable { header, filter: f, index: i, table: tb };
+        assert_eq!(table.iter(&map).collect::<Vec<_>>(), t);
+        for &(k, s) in &t {
+            assert_eq!(table.lookup(&map, k), Some(s));
+        }
+        assert_eq!(table.lookup(&map, table_key(0x7777_dead_beef_1230)), None);
+        table.verify(&map, 5000).unwrap();
+    }
+
+    #[test]
     fn index_bits_grow() {
-        assert_eq!(passage_index_bits(8), 0);
-        assert_eq!(passage_index_bits(9), 1);
+        assert_eq!(passage_index_bits(8), 8);
+        assert_eq!(passage_index_bits(4096), 9);
         assert_eq!(passage_index_bits(1 << 30), 26);
     }
 }

@@ -331,7 +331,7 @@ fn pages(
                 .take(cfg.evidence)
                 .map(|e| {
                     let (title, url) = names.name(e.source).unzip();
-                    EvidenceRow::of(p, e, title, url)
+                    EvidenceRow::of(&p, e, title, url)
                 })
                 .collect();
             ReportRow {
