@@ -18,7 +18,7 @@
 //!
 //! A label set stores its sources' anchors (hash → source); a page's anchors are looked up,
 //! and the hits of one source are turned into the words they cover ([`cover`]): each hit
-//! stands for the `modulus / 2` words on each side of it (anchors fall every `modulus` words
+//! stands for the `modulus` words on each side of it (anchors fall every `modulus` words
 //! on average), and hits of one source at most [`BRIDGE_MODULI`] × `modulus` words apart
 //! cover the words between them. A source counts on a page only with at least
 //! [`MIN_HITS`] hits covering at least [`MIN_SOURCE_WORDS`] words: one quoted sentence or a
@@ -61,7 +61,7 @@ pub const MIN_HITS: usize = 3;
 /// ... and its hits must cover at least this many words.
 pub const MIN_SOURCE_WORDS: u32 = 50;
 /// Hits of one source at most this many moduli apart cover the words between them.
-pub const BRIDGE_MODULI: u32 = 5;
+pub const BRIDGE_MODULI: u32 = 8;
 /// A block counts as copied when at least this share of its words is covered.
 pub const BLOCK_COVER_SHARE: f64 = 0.5;
 
@@ -350,7 +350,7 @@ pub fn cover(ws: &WordStream, table: &dyn PassageLookup) -> PassageCover {
     out
 }
 
-/// The word spans hits at `positions` (sorted) cover: each hit's k-gram widened by half a
+/// The word spans hits at `positions` (sorted) cover: each hit's k-gram widened by a
 /// modulus on each side, but not into another block (a navigation line beside a copied
 /// paragraph is not copied because a hit is near it); hits at most [`BRIDGE_MODULI`] moduli
 /// apart joined, across blocks (text between two hits of one source is the copy's); merged.
@@ -359,7 +359,7 @@ fn spans_of(
     p: PassageParams,
     ws: &WordStream,
 ) -> Vec<(usize, usize)> {
-    let half = (p.modulus / 2) as usize;
+    let half = p.modulus as usize;
     let k = p.words as usize;
     let bridge = (BRIDGE_MODULI * p.modulus) as usize;
     let n = ws.words.len();
@@ -491,18 +491,20 @@ mod tests {
     fn spans_widen_and_bridge() {
         let p = PassageParams { words: 5, modulus: 8 };
         let one = stream(&[100]);
-        // Hits at 10 and 30: [6, 19) and [26, 39), 11 apart (≤ 40): one span.
-        assert_eq!(spans_of([10usize, 30].into_iter(), p, &one), vec![(6, 39)]);
-        // Hits 60 apart: two spans, the last clipped to the text.
-        assert_eq!(spans_of([0usize, 95].into_iter(), p, &one), vec![(0, 9), (91, 100)]);
+        // Hits at 10 and 30: [2, 23) and [22, 43), overlapping: one span.
+        assert_eq!(spans_of([10usize, 30].into_iter(), p, &one), vec![(2, 43)]);
+        // Hits at 20 and 80: [12, 33), then 47 words to 80 (≤ 64): bridged.
+        assert_eq!(spans_of([20usize, 80].into_iter(), p, &one), vec![(12, 93)]);
+        // Hits 95 apart (82 words between): two spans, the last clipped to the text.
+        assert_eq!(spans_of([0usize, 95].into_iter(), p, &one), vec![(0, 13), (87, 100)]);
         // Blocks of 5, 50, 45 words: a hit at 5 is not widened into the first block, nor one
         // at 50 into the third; a k-gram crossing a boundary covers its own words.
         let three = stream(&[5, 50, 45]);
         assert_eq!(three.block_of(4), 0);
         assert_eq!(three.block_of(5), 1);
-        assert_eq!(spans_of([5usize].into_iter(), p, &three), vec![(5, 14)]);
-        assert_eq!(spans_of([46usize].into_iter(), p, &three), vec![(42, 55)]);
-        assert_eq!(spans_of([53usize].into_iter(), p, &three), vec![(49, 62)]);
+        assert_eq!(spans_of([5usize].into_iter(), p, &three), vec![(5, 18)]);
+        assert_eq!(spans_of([46usize].into_iter(), p, &three), vec![(38, 55)]);
+        assert_eq!(spans_of([53usize].into_iter(), p, &three), vec![(45, 66)]);
     }
 
     #[test]
