@@ -18,6 +18,12 @@ paragraphs come from it:
   lower-cased word 4-grams (the settings of shared/research/peer-dedup.md), MinHashLSH at
   Jaccard threshold t over the reference paragraphs; a web paragraph is a duplicate when
   `lsh.query` returns any reference paragraph (raw candidates, no verification, as text-dedup).
+- **winnow** (with `--peers winnow`; not a paragraph peer: the issue's own sketch of a floor)
+  -- winnowing (Schleimer, Wilkerson & Aiken 2003) of hashed word 5-grams over each page's
+  whole word stream, block boundaries ignored, window 63 (density ~2/64, about one
+  fingerprint per 32 words); the reference set is the winnowed fingerprints of the labeled
+  paragraphs. A page's score is the share of its fingerprints found in the reference set
+  (instead of a share of characters); t is not used.
 
 Pages are split into paragraphs at block tags (p, div, br, li, headings, ...; html.parser,
 script/style/head dropped), so `<br><br>` separates paragraphs for the peers. A page's score
@@ -25,7 +31,9 @@ is the share of its visible characters in duplicate paragraphs (dolma's "contami
 ratio"); a directory (host) is flagged when one of its pages scores >= r. Each peer's
 "best threshold" is the (t, r) pair with the highest host-level F1 over t in 0.1..0.9 and r in
 {0.05, 0.1, 0.2, 0.3, 0.5, 0.7} (ties: higher directory F1, then higher t, then higher r):
-generous to the peers, since it is tuned on the very web it is scored on.
+generous to the peers, since it is tuned on the very web it is scored on. At that setting the
+table also gives the margin: the lowest score of a copying host's best page and the highest
+score of an innocent host's page.
 
 Time per page: extracting, tokenizing and testing the web's pages at the best setting (the
 reference index is built once per row and reported apart).
@@ -33,10 +41,12 @@ reference index is built once per row and reported apart).
 Usage:
   scripts/peers_edited_web.py [--rows a,b] [--seed N] [--holdout] [--scale full|small]
                               [--gen BIN] [--work DIR] [--json FILE]
+                              [--peers ngram,minhash,winnow]  (default: ngram,minhash)
 The script makes its own virtual environment ($PEERS_VENV, default /tmp/peers-venv;
 pip install datasketch==2.0.0) on first use and re-runs itself there.
 """
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -184,9 +194,39 @@ def choose(page_scores_by_t, pages_chars, truth):
             dp, dr, df = prf(dirs, copying_dirs)
             key = (hf, df, t, r)
             if best is None or key > best[0]:
+                # The margin: the weakest copying host's best page, the strongest innocent page.
+                host_best = {}
+                for u, x in ratio.items():
+                    host_best[root_of(u)] = max(host_best.get(root_of(u), 0.0), x)
+                weakest = min((host_best.get(h, 0.0) for h in copying_hosts), default=None)
+                strongest = max((host_best.get(h, 0.0) for h in innocent), default=None)
                 best = (key, dict(t=t, r=r, host_p=hp, host_r=hr, dir_p=dp, dir_r=dr,
-                                  innocent_flagged=len(hosts & innocent)))
+                                  innocent_flagged=len(hosts & innocent),
+                                  weakest_copier=round(weakest, 3), strongest_innocent=round(strongest, 3)))
     return best[1]
+
+
+def h64(s):
+    return int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def winnow(toks, k=5, w=63):
+    """Winnowing fingerprints (robust variant: the rightmost minimum of each window)."""
+    hs = [h64(g) for g in ngrams(toks, k)]
+    if not hs:
+        return []
+    if len(hs) <= w:
+        return [min(hs)]
+    out = []
+    last = -1
+    for i in range(len(hs) - w + 1):
+        win = hs[i : i + w]
+        m = min(win)
+        j = i + w - 1 - win[::-1].index(m)
+        if j != last:
+            out.append(hs[j])
+            last = j
+    return out
 
 
 def run_row(row, a, gen, work):
@@ -209,8 +249,29 @@ def run_row(row, a, gen, work):
     web = {u: paragraphs(h) for u, h in raw.items()}
     pages_chars = {u: sum(len(p) for p in ps) for u, ps in web.items()}
 
+    if "winnow" in a.peers:
+        t0 = time.perf_counter()
+        refw = set()
+        for p in ref:
+            refw.update(winnow(tokens(p)))
+        build_s = time.perf_counter() - t0
+
+        def page_fp(h):
+            return winnow(tokens(" ".join(paragraphs(h))))
+
+        fps = {u: page_fp(h) for u, h in raw.items()}
+        # Score as "covered chars": fingerprints found, over all fingerprints, times page chars.
+        cov = {u: (sum(1 for x in f if x in refw) / len(f) if f else 0.0) * pages_chars[u] for u, f in fps.items()}
+        best = choose({0.0: cov}, pages_chars, truth)
+        t0 = time.perf_counter()
+        for h in raw.values():
+            f = page_fp(h)
+            _ = sum(1 for x in f if x in refw)
+        per_page_ms = (time.perf_counter() - t0) / npages * 1000
+        res["peers"]["winnow"] = dict(best, index_s=round(build_s, 2), ms_per_page=round(per_page_ms, 2))
+
     # --- n-gram overlap (dolma's paragraphs.by_ngram rule) ---
-    for n in (5, 8):
+    for n in (5, 8) if "ngram" in a.peers else ():
         t0 = time.perf_counter()
         grams = set()
         whole = set()
@@ -241,6 +302,9 @@ def run_row(row, a, gen, work):
             _ = sum(c for c, f in fractions(ps) if f >= best["t"])
         per_page_ms = (time.perf_counter() - t0) / npages * 1000
         res["peers"][f"ngram{n}"] = dict(best, index_s=round(build_s, 2), ms_per_page=round(per_page_ms, 2))
+
+    if "minhash" not in a.peers:
+        return res
 
     # --- MinHash LSH over paragraphs (datasketch) ---
     def mh(p):
@@ -291,7 +355,9 @@ def main():
     ap.add_argument("--gen", default=os.path.join(ROOT, "target", "release", "examples", "gen_edited_web"))
     ap.add_argument("--work")
     ap.add_argument("--json")
+    ap.add_argument("--peers", default="ngram,minhash")
     a = ap.parse_args()
+    a.peers = set(a.peers.split(","))
     ensure_venv()
     if not os.path.exists(a.gen):
         subprocess.check_call(["cargo", "build", "--release", "-q", "-p", "testweb", "--example", "gen_edited_web"],
@@ -311,12 +377,14 @@ def main():
             for r in results:
                 f.write(json.dumps(r) + "\n")
     fmt = lambda v: "n/a" if v is None else f"{v:.2f}"
-    print("| row | peer | best t | best r | host P | host R | dir P | dir R | innocent hosts flagged | ms/page | index s |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| row | peer | best t | best r | host P | host R | dir P | dir R | innocent hosts flagged "
+          "| weakest copier / strongest innocent page score | ms/page | index s |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in results:
         for k, v in r["peers"].items():
             print(f"| {r['row']} | {k} | {v['t']} | {v['r']} | {fmt(v['host_p'])} | {fmt(v['host_r'])} | "
-                  f"{fmt(v['dir_p'])} | {fmt(v['dir_r'])} | {v['innocent_flagged']} | {v['ms_per_page']} | {v['index_s']} |")
+                  f"{fmt(v['dir_p'])} | {fmt(v['dir_r'])} | {v['innocent_flagged']} | "
+                  f"{v['weakest_copier']:.2f} / {v['strongest_innocent']:.2f} | {v['ms_per_page']} | {v['index_s']} |")
     if results:
         print(f"\n{results[0]['pages']} pages per web, {results[0]['reference_paragraphs']} reference paragraphs; "
               f"seed {a.seed}, holdout {a.holdout}, scale {a.scale}.")
