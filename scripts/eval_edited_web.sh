@@ -70,6 +70,17 @@ RESULTS=$WORK/results.jsonl
 echo "ditto: $DITTO ($("$DITTO" --version 2>/dev/null || echo unknown version))" >&2
 echo "scan flags: ${SCAN_FLAGS[*]:-(none)}; seed $SEED ${HOLDOUT:-(tune split)}; scale $SCALE; work $WORK" >&2
 
+# step LOG CMD...: run CMD with stdout and stderr to LOG; on failure show LOG and stop.
+step() {
+  local log=$1
+  shift
+  if ! "$@" > "$log" 2>&1; then
+    echo "failed: $*" >&2
+    tail -n 20 "$log" >&2
+    exit 1
+  fi
+}
+
 IFS=, read -r -a ROW_LIST <<< "$ROWS"
 for row in "${ROW_LIST[@]}"; do
   d=$WORK/$row
@@ -77,11 +88,10 @@ for row in "${ROW_LIST[@]}"; do
   mkdir -p "$d"
   "$GEN" --edit "$row" --seed "$SEED" --scale "$SCALE" $HOLDOUT --out "$d/gen" > "$d/gen.txt"
   t0=$(date +%s.%N)
-  "$DITTO" labelset build --name wikipedia --min-chars 100 -o "$d/labels.dls" "$d/gen/labelset" \
-    > "$d/labelset.txt" 2>&1
+  step "$d/labelset.txt" "$DITTO" labelset build --name wikipedia --min-chars 100 -o "$d/labels.dls" "$d/gen/labelset"
   t1=$(date +%s.%N)
-  "$DITTO" scan --progress none --store "$d/store" --labelset "$d/labels.dls" --url-prefix http:// \
-    --stats-json "$d/scan-stats.json" "${SCAN_FLAGS[@]}" "$d/gen/web" > "$d/scan.txt" 2>&1
+  step "$d/scan.txt" "$DITTO" scan --progress none --store "$d/store" --labelset "$d/labels.dls" \
+    --url-prefix http:// --stats-json "$d/scan-stats.json" "${SCAN_FLAGS[@]}" "$d/gen/web"
   t2=$(date +%s.%N)
   "$DITTO" report --store "$d/store" --format jsonl > "$d/report.jsonl" 2> "$d/report.err"
   "$DITTO" report --store "$d/store" --format jsonl --level page > "$d/pages.jsonl" 2> "$d/pages.err"
