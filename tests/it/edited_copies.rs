@@ -89,6 +89,10 @@ fn neighborhoods(jsonl: &[u8]) -> Vec<String> {
 /// Generate the row's web in `dir`, build its label set, scan and report it: the truth, the
 /// reported neighborhoods and the pages `--level page` reports.
 fn run_row(edit: Edit, dir: &Path) -> (Truth, Vec<String>, Vec<String>) {
+    run_row_with(edit, dir, SCAN_FLAGS)
+}
+
+fn run_row_with(edit: Edit, dir: &Path, flags: &[&str]) -> (Truth, Vec<String>, Vec<String>) {
     let spec = Spec { edit, seed: SEED, holdout: false, scale: Scale::small() };
     let g = generate(&shared_data().join("wikipedia/articles"), &dir.join("gen"), &spec).expect("generating");
     let dls = dir.join("labels.dls");
@@ -115,7 +119,7 @@ fn run_row(edit: Edit, dir: &Path) -> (Truth, Vec<String>, Vec<String>) {
         "--url-prefix",
         &g.truth.url_prefix,
     ];
-    args.extend_from_slice(SCAN_FLAGS);
+    args.extend_from_slice(flags);
     args.push(g.web_dir.to_str().unwrap());
     run_ok(&args);
     let rep = run_ok(&["report", "--store", store.to_str().unwrap(), "--format", "jsonl"]);
@@ -156,6 +160,16 @@ fn assert_row(edit: Edit) {
         truth.copying_hosts(),
         truth.copying_dirs()
     );
+}
+
+/// `--match exact` is Ardi & Heidemann's method as published: one word changed per paragraph
+/// hides every copy from it (recall 0), where the default (passages) finds them all.
+#[test]
+fn match_exact_finds_no_edited_copy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (truth, reported, _) = run_row_with(Edit::Synonym, tmp.path(), &["--match", "exact"]);
+    let s = score(&truth, &reported);
+    assert_eq!(s.host_recall, 0.0, "{s:?}");
 }
 
 #[test]
