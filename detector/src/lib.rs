@@ -21,6 +21,7 @@
 //! - [`quilts`]: quilted pages (Najork 2012): patch grams, patchfrac, greedy source cover.
 //! - [`origins`]: origin of text segments in fixed memory (Abdel-Hamid et al. 2009).
 
+pub(crate) mod bitcounts;
 pub mod blocks;
 pub mod clean;
 pub mod fingerprint;

@@ -13,6 +13,7 @@ mod crawl_warc_rescan;
 mod digest_skip;
 mod discover_counting;
 mod discover_store;
+mod disk_full;
 mod edited_copies;
 mod exit_codes;
 mod first_hour;

@@ -25,6 +25,8 @@ use crate::politeness::PolitenessConfig;
 
 mod events;
 #[cfg(feature = "net")]
+mod fetched;
+#[cfg(feature = "net")]
 mod finish;
 mod links;
 mod priority;

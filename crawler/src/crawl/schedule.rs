@@ -5,14 +5,14 @@ use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use store::Store;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use url::Url;
 
-use super::finish::{fetch_robots, Done, DoneKind};
+use super::fetched::{fetch_robots, unix_now, Done, DoneKind};
 use super::priority::{rank_hosts, RankedHost};
 use super::{CrawlConfig, CrawlCounters, CrawlEvent, CrawlIo, FetchRecorder, LinkPolicy, PageSink};
 use crate::error::CrawlError;
@@ -579,11 +579,6 @@ pub(super) fn host_state<'a>(
         Some(st) => st,
         None => unreachable!("inserted above"),
     }
-}
-
-/// Unix seconds now (0 if the clock is before 1970).
-pub(super) fn unix_now() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
 
 /// `/robots.txt` at the scheme and authority of `page_url`.
