@@ -5,30 +5,32 @@
 
 Defaults: 60 hosts x 10 sections x 100 pages = 60,000 pages of about 10 KB each
 (HOST = hNN.test, PATH = sMM/pKKKK.html). A page is its host's template (navigation and
-footer, the same on every page of the host) around 24 paragraphs of 5 sentences drawn from a
-pool of 50,000 made-up sentences (so nearly every paragraph is unique), and on about a third
-of the pages 1 to 3 paragraphs from a pool of 500 shared ones (text copied across hosts).
-Deterministic (fixed seed).
+footer, the same on every page of the host) around 13 paragraphs of 5 sentences drawn from
+the sentences of the shared Wikipedia articles (../shared/data/wikipedia/articles, found
+from this script's place; so nearly every paragraph is unique and pages differ in vocabulary
+as real ones do), and on about a third of the pages 1 to 3 paragraphs from a pool of 500
+shared ones (text copied across hosts). Deterministic (fixed seed).
 """
+import html
+import re
 import random
 import sys
 from pathlib import Path
 
-WORDS = (
-    "the of and to in is that for it as with was on be by this are or from at an which "
-    "data system page file server network user value process table query index record "
-    "function module package version release option default config build install source "
-    "document section chapter example output input error message return number string "
-    "list object class method field type memory thread lock cache buffer stream block "
-    "archive mirror crawl copy text chunk hash digest label neighborhood prefix host "
-    "public private local remote account policy license manual reference guide tutorial"
-).split()
 
 
-def sentence(rng):
-    n = rng.randint(8, 18)
-    s = " ".join(rng.choice(WORDS) for _ in range(n))
-    return s[0].upper() + s[1:] + "."
+def article_sentences():
+    """Sentences of 40 to 300 characters from the paragraphs of the shared articles."""
+    root = Path(__file__).resolve().parent.parent / "../shared/data/wikipedia/articles"
+    out = []
+    for f in sorted(root.glob("*.html")):
+        for para in re.findall(r"<p[^>]*>(.*?)</p>", f.read_text(errors="replace"), re.S):
+            text = html.unescape(re.sub(r"<[^>]+>", "", para))
+            text = re.sub(r"\[\d+\]|\s+", " ", text)
+            for sent in re.split(r"(?<=[.!?]) ", text):
+                if 40 <= len(sent) <= 300:
+                    out.append(html.escape(sent.strip()))
+    return out
 
 
 def main():
@@ -39,7 +41,7 @@ def main():
     sections = int(sys.argv[3]) if len(sys.argv) > 3 else 10
     pages = int(sys.argv[4]) if len(sys.argv) > 4 else 100
     rng = random.Random(39)
-    sentences = [sentence(rng) for _ in range(50_000)]
+    sentences = article_sentences()
     shared = [" ".join(rng.choices(sentences, k=5)) for _ in range(500)]
     total = 0
     for h in range(hosts):
@@ -54,7 +56,7 @@ def main():
             d = out / host / ("s%02d" % s)
             d.mkdir(parents=True, exist_ok=True)
             for p in range(pages):
-                paras = [" ".join(rng.choices(sentences, k=5)) for _ in range(24)]
+                paras = [" ".join(rng.choices(sentences, k=5)) for _ in range(13)]
                 if rng.random() < 0.33:
                     for _ in range(rng.randint(1, 3)):
                         paras.insert(rng.randrange(len(paras)), rng.choice(shared))
@@ -63,7 +65,7 @@ def main():
                 data = body.encode()
                 (d / ("p%04d.html" % p)).write_bytes(data)
                 total += len(data)
-    print("%d pages, %d bytes under %s" % (hosts * sections * pages, total, out))
+    print("%d pages, %d bytes under %s (%d sentences)" % (hosts * sections * pages, total, out, len(sentences)))
 
 
 if __name__ == "__main__":
