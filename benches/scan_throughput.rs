@@ -365,6 +365,7 @@ fn end_to_end(warc: &Path, labelset: &Path, threads: usize, html_bytes: usize) {
             normalization: norm,
             traps: TrapRules::default(),
             threads,
+            readers: 0,
             batch_size: 256,
             max_body_bytes: 64 << 20,
             progress: ProgressMode::None,

@@ -23,6 +23,7 @@ mod labelset_check;
 mod near_dup_live;
 mod origins_live;
 mod origins_stream;
+mod parallel_sources;
 mod partition_report;
 mod plugin_example;
 mod python_plugin;

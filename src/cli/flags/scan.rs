@@ -44,6 +44,10 @@ pub struct ScanArgs {
     /// Workers per CPU stage (clean, fingerprint, match). Default: number of cores.
     #[arg(long, value_parser = super::parse_threads)]
     pub threads: Option<usize>,
+    /// Inputs read at once: WARC files (each inflated and parsed by one reader), and the
+    /// folders and files of directory walks (shared by every reader). Default: --threads.
+    #[arg(long, value_parser = super::parse_threads)]
+    pub readers: Option<usize>,
     /// Skip URLs whose path repeats a segment sequence this many times back to back
     /// (recursion errors, §3.4.1); 0 turns the check off.
     #[arg(long, default_value_t = 3)]
@@ -118,6 +122,7 @@ impl ScanArgs {
                 ..TrapRules::default()
             },
             threads: worker_count(self.threads)?,
+            readers: self.readers.unwrap_or(0),
             batch_size: 256,
             max_body_bytes: self.max_body_bytes,
             progress: self.progress,
