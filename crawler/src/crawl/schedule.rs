@@ -89,6 +89,9 @@ pub(super) struct Scheduler {
     pub(super) robots: HashMap<String, RobotsSlot>,
     /// Pages fetched per host, this run and before (for `per_host_max_pages`).
     host_pages: HashMap<String, u64>,
+    /// Tries so far of the URLs queued again after a failure that may pass (see
+    /// `finish::MAX_TRIES`); a URL leaves it when it is fetched or given up.
+    pub(super) retries: HashMap<String, u32>,
     done_tx: UnboundedSender<Done>,
     pub(super) in_flight: usize,
     pages_started: u64,
@@ -142,6 +145,7 @@ impl Scheduler {
             hosts: HashMap::new(),
             robots: HashMap::new(),
             host_pages: HashMap::new(),
+            retries: HashMap::new(),
             done_tx,
             in_flight: 0,
             pages_started: 0,
