@@ -47,6 +47,9 @@ pub enum CrawlEvent {
     SkippedTooLarge,
     /// A 2xx response that is not a text type we read, not handed on.
     SkippedNotText,
+    /// A URL that failed on every one of its tries (429, 5xx, timeouts, refused
+    /// connections), finished as failed.
+    RetriesExhausted,
 }
 
 impl CrawlEvent {
@@ -69,6 +72,7 @@ impl CrawlEvent {
             Self::SinkClosed => "sink_closed",
             Self::SkippedTooLarge => "skipped_too_large",
             Self::SkippedNotText => "skipped_not_text",
+            Self::RetriesExhausted => "retries_exhausted",
         };
         Cow::Borrowed(name)
     }
@@ -192,6 +196,7 @@ mod tests {
             (CrawlEvent::SinkClosed, "sink_closed"),
             (CrawlEvent::SkippedTooLarge, "skipped_too_large"),
             (CrawlEvent::SkippedNotText, "skipped_not_text"),
+            (CrawlEvent::RetriesExhausted, "retries_exhausted"),
         ];
         for (event, name) in named {
             assert_eq!(event.name(), name);

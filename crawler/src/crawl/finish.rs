@@ -16,6 +16,11 @@ use crate::fetch::{FetchError, FetchErrorKind, FetchResponse};
 use crate::politeness::Outcome;
 use crate::robots::RobotsState;
 
+/// Tries of one URL that fails for a reason that may pass (429, 5xx, timeouts, refused
+/// connections) before it is finished as failed (`retries_exhausted`); each try waits out
+/// the host's backoff.
+pub(super) const MAX_TRIES: u32 = 3;
+
 impl Scheduler {
     /// One finished fetch (page or robots.txt) back into host states and the frontier.
     pub(super) fn finish_fetch(&mut self, done: Done) -> Result<(), CrawlError> {
@@ -93,10 +98,11 @@ impl Scheduler {
         if st.is_parked(now) {
             self.counters.event(CrawlEvent::HostParked);
         }
-        if matches!(e.kind, FetchErrorKind::Timeout | FetchErrorKind::Connect) && entry.priority > 0 {
-            // One more try later, at a lower priority so it cannot loop forever.
+        let tries = self.retries.remove(&entry.url).unwrap_or(0) + 1;
+        if matches!(e.kind, FetchErrorKind::Timeout | FetchErrorKind::Connect) {
+            // Tried again later (behind the host's other URLs), up to MAX_TRIES in all.
             let retry = FrontierEntry { priority: 0, ..entry };
-            self.store.frontier_requeue(&retry)?;
+            self.retry_or_give_up(retry, tries, &e.to_string())?;
         } else if e.kind == FetchErrorKind::Refused {
             // Kept aside: the next run retries it (e.g. with --allow-private).
             self.store.frontier_finish_refused(&entry)?;
@@ -125,9 +131,12 @@ impl Scheduler {
         if resp.truncated {
             self.counters.event(CrawlEvent::BodyTruncated);
         }
+        let tries = self.retries.remove(&entry.url).unwrap_or(0) + 1;
         match resp.status {
-            // Try again after the backoff; the entry keeps its place.
-            429 | 503 => self.store.frontier_requeue(&entry)?,
+            // Try again after the backoff, up to MAX_TRIES in all; the entry keeps its place.
+            429 | 500..=599 => {
+                self.retry_or_give_up(entry, tries, &format!("HTTP status {}", resp.status))?
+            }
             300..=399 => self.follow_redirect(&entry, &resp)?,
             200..=299
                 if !resp.truncated && (self.cfg.accept_content)(resp.header("content-type"), &resp.body) =>
@@ -156,6 +165,27 @@ impl Scheduler {
                 self.store.frontier_finish(&entry.url, &[])?;
             }
         }
+        Ok(())
+    }
+
+    /// A URL that failed for a reason that may pass (429, 5xx, timeout, refused connection)
+    /// on its `tries`th try: queued again (the host backs off meanwhile), or, after
+    /// [`MAX_TRIES`], finished as failed (`retries_exhausted`, with `why` in the failure log).
+    fn retry_or_give_up(&mut self, entry: FrontierEntry, tries: u32, why: &str) -> Result<(), CrawlError> {
+        if tries < MAX_TRIES {
+            self.retries.insert(entry.url.clone(), tries);
+            self.store.frontier_requeue(&entry)?;
+            return Ok(());
+        }
+        self.counters.event(CrawlEvent::RetriesExhausted);
+        if let Some(log) = &self.cfg.failure_log {
+            log.write(
+                &entry.url,
+                CrawlEvent::RetriesExhausted,
+                &format!("gave up after {tries} tries: {why}"),
+            );
+        }
+        self.store.frontier_finish(&entry.url, &[])?;
         Ok(())
     }
 
