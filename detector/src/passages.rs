@@ -160,42 +160,65 @@ impl WordStream {
     }
 }
 
+/// ASCII bytes as word characters: the lowercase letter or digit, 0 for a separator.
+const ASCII_WORD: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut i = 0;
+    while i < 128 {
+        let b = i as u8;
+        if b.is_ascii_alphanumeric() {
+            t[i] = b.to_ascii_lowercase();
+        }
+        i += 1;
+    }
+    t
+};
+
 /// Append the hashes of the words of `text` to `out`.
 pub fn push_words(text: &str, out: &mut Vec<u64>) {
+    let bytes = text.as_bytes();
+    let n = bytes.len();
+    let mut i = 0;
     let mut h = WORD_SEED;
     let mut in_word = false;
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
+    while i < n {
+        // ASCII runs in tight loops (the text is mostly ASCII): separators skipped, a word's
+        // letters and digits hashed one table lookup a byte.
         let b = bytes[i];
-        let c = if b < 0x80 {
+        if b < 0x80 {
+            let c = ASCII_WORD[b as usize];
+            if c == 0 {
+                if in_word {
+                    out.push(mix(h));
+                    h = WORD_SEED;
+                    in_word = false;
+                }
+                i += 1;
+                continue;
+            }
+            h = (h ^ u64::from(c)).wrapping_mul(WORD_PRIME);
+            in_word = true;
             i += 1;
-            if b.is_ascii_alphanumeric() {
-                Some(b.to_ascii_lowercase() as u32)
-            } else {
-                None
-            }
-        } else {
-            let ch = text[i..].chars().next().unwrap_or(' ');
-            i += ch.len_utf8().max(1);
-            if ch.is_alphanumeric() {
-                let lower = ch.to_lowercase().next().unwrap_or(ch);
-                Some(fold_char(lower) as u32)
-            } else {
-                None
-            }
-        };
-        match c {
-            Some(c) => {
+            while i < n && bytes[i] < 0x80 {
+                let c = ASCII_WORD[bytes[i] as usize];
+                if c == 0 {
+                    break;
+                }
                 h = (h ^ u64::from(c)).wrapping_mul(WORD_PRIME);
-                in_word = true;
+                i += 1;
             }
-            None if in_word => {
-                out.push(mix(h));
-                h = WORD_SEED;
-                in_word = false;
-            }
-            None => {}
+            continue;
+        }
+        let ch = text.get(i..).and_then(|t| t.chars().next()).unwrap_or(' ');
+        i += ch.len_utf8();
+        if ch.is_alphanumeric() {
+            let lower = ch.to_lowercase().next().unwrap_or(ch);
+            h = (h ^ u64::from(fold_char(lower) as u32)).wrapping_mul(WORD_PRIME);
+            in_word = true;
+        } else if in_word {
+            out.push(mix(h));
+            h = WORD_SEED;
+            in_word = false;
         }
     }
     if in_word {
@@ -203,14 +226,14 @@ pub fn push_words(text: &str, out: &mut Vec<u64>) {
     }
 }
 
-/// The hash of the k-gram `words` (k = `words.len()`).
+/// The polynomial base of k-gram hashes (odd).
+const KGRAM_BASE: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// The hash of the k-gram `words` (k = `words.len()`): `mix(Σ w_j · B^(k-1-j))`, the value
+/// [`anchors`] rolls along the stream.
 #[inline]
 pub fn kgram_hash(words: &[u64]) -> PassageHash {
-    let mut acc = 0x6a09_e667_f3bc_c909u64;
-    for &w in words {
-        acc = (acc.rotate_left(23) ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-    mix(acc)
+    mix(words.iter().fold(0u64, |acc, &w| acc.wrapping_mul(KGRAM_BASE).wrapping_add(w)))
 }
 
 /// One selected k-gram: its hash and the index of its first word.
@@ -227,8 +250,17 @@ pub fn anchors(words: &[u64], p: PassageParams, out: &mut Vec<Anchor>) {
     if k == 0 || words.len() < k {
         return;
     }
-    for (i, w) in words.windows(k).enumerate() {
-        let h = kgram_hash(w);
+    // Rolling: the sum for the window at i+1 from the one at i, two multiplications a word.
+    let top = (1..k).fold(1u64, |acc, _| acc.wrapping_mul(KGRAM_BASE)); // B^(k-1)
+    let mut sum = words[..k].iter().fold(0u64, |acc, &w| acc.wrapping_mul(KGRAM_BASE).wrapping_add(w));
+    for i in 0..=words.len() - k {
+        if i > 0 {
+            sum = sum
+                .wrapping_sub(words[i - 1].wrapping_mul(top))
+                .wrapping_mul(KGRAM_BASE)
+                .wrapping_add(words[i + k - 1]);
+        }
+        let h = mix(sum);
         if p.is_anchor(h) {
             out.push(Anchor { hash: h, word: i as u32 });
         }
@@ -291,18 +323,16 @@ pub fn cover(ws: &WordStream, table: &dyn PassageLookup) -> PassageCover {
     }
     let mut anc = Vec::new();
     anchors(&ws.words, p, &mut anc);
+    // A k-gram repeated on the page is one piece of evidence: its first place.
+    anc.sort_unstable_by_key(|a| (a.hash, a.word));
+    anc.dedup_by_key(|a| a.hash);
     let mut hits: Vec<(SourceId, u32)> = Vec::new();
-    let mut seen: Vec<PassageHash> = Vec::with_capacity(anc.len());
     for a in &anc {
         if table.is_stop_passage(a.hash) {
             continue;
         }
         if let Some(s) = table.lookup_passage(a.hash) {
-            // A k-gram repeated on the page is one piece of evidence.
-            if !seen.contains(&a.hash) {
-                seen.push(a.hash);
-                hits.push((s, a.word));
-            }
+            hits.push((s, a.word));
         }
     }
     if hits.len() < MIN_HITS {
@@ -310,7 +340,7 @@ pub fn cover(ws: &WordStream, table: &dyn PassageLookup) -> PassageCover {
     }
     hits.sort_unstable();
     // Per word: the source covering it (the first accepted source, most words first).
-    let mut owner: Vec<Option<SourceId>> = vec![None; n];
+    let mut owner: Vec<SourceId> = vec![NOBODY; n];
     let mut per_source: Vec<(SourceCover, Vec<(usize, usize)>)> = Vec::new();
     for group in hits.chunk_by(|a, b| a.0 == b.0) {
         if group.len() < MIN_HITS {
@@ -325,21 +355,24 @@ pub fn cover(ws: &WordStream, table: &dyn PassageLookup) -> PassageCover {
         per_source.push((sc, spans));
     }
     per_source.sort_by(|a, b| b.0.words.cmp(&a.0.words).then(a.0.source.cmp(&b.0.source)));
-    for (sc, spans) in &per_source {
+    for (i, (sc, spans)) in per_source.iter().enumerate() {
         for &(s, e) in spans {
-            for o in owner.iter_mut().take(e).skip(s) {
-                o.get_or_insert(sc.source);
+            match owner.get_mut(s..e) {
+                // The first source takes its spans whole; later ones only what is left.
+                Some(words) if i == 0 => words.fill(sc.source),
+                Some(words) => words.iter_mut().filter(|o| **o == NOBODY).for_each(|o| *o = sc.source),
+                None => {}
             }
         }
     }
     out.sources = per_source.into_iter().map(|(sc, _)| sc).collect();
-    out.covered_words = owner.iter().filter(|o| o.is_some()).count() as u32;
+    out.covered_words = owner.iter().filter(|&&o| o != NOBODY).count() as u32;
     for b in 0..ws.block_count() {
         let r = ws.block_range(b);
         if r.is_empty() {
             continue;
         }
-        let covered = owner[r.clone()].iter().filter(|o| o.is_some()).count();
+        let covered = owner[r.clone()].iter().filter(|&&o| o != NOBODY).count();
         if (covered as f64) < BLOCK_COVER_SHARE * r.len() as f64 {
             continue;
         }
@@ -377,10 +410,13 @@ fn spans_of(
     spans
 }
 
+/// No source covers the word.
+const NOBODY: SourceId = SourceId::MAX;
+
 /// The source owning most of `owner`'s covered words (lowest id on ties).
-fn majority(owner: &[Option<SourceId>]) -> Option<SourceId> {
+fn majority(owner: &[SourceId]) -> Option<SourceId> {
     let mut counts: Vec<(SourceId, u32)> = Vec::new();
-    for s in owner.iter().flatten() {
+    for s in owner.iter().filter(|&&o| o != NOBODY) {
         match counts.iter_mut().find(|c| c.0 == *s) {
             Some(c) => c.1 += 1,
             None => counts.push((*s, 1)),
@@ -431,6 +467,16 @@ mod tests {
         // Cyrillic е and о in place of Latin e and o.
         push_words("the RIVЕR rises in — 1820", &mut b);
         assert_eq!(a, b);
+        // The rolling hash of `anchors` is the k-gram hash of each window.
+        let mut words = Vec::new();
+        push_words(TEXT, &mut words);
+        let p = PassageParams { words: 5, modulus: 1 };
+        let mut all = Vec::new();
+        anchors(&words, p, &mut all);
+        assert_eq!(all.len(), words.len() - 4);
+        for a in &all {
+            assert_eq!(a.hash, kgram_hash(&words[a.word as usize..a.word as usize + 5]));
+        }
         let mut c = Vec::new();
         push_words("the rivers rises in 1820", &mut c);
         assert_ne!(a, c);
