@@ -63,6 +63,8 @@ pub fn report_schema() -> SchemaRef {
         Field::new("sources", list_of(source_fields()), false),
         Field::new("evidence", list_of(evidence_fields()), false),
         Field::new("near_duplicate_of", DataType::Utf8, true),
+        Field::new("words", DataType::UInt32, true),
+        Field::new("covered_words", DataType::UInt32, true),
     ]))
 }
 
@@ -130,6 +132,8 @@ pub fn report_batch(rows: &[ReportRow]) -> Result<RecordBatch> {
         sources,
         evidence,
         opt_strings(rows.iter().map(|r| r.near_duplicate_of.as_deref())),
+        Arc::new(UInt32Array::from(rows.iter().map(|r| r.words).collect::<Vec<_>>())),
+        Arc::new(UInt32Array::from(rows.iter().map(|r| r.covered_words).collect::<Vec<_>>())),
     ];
     Ok(RecordBatch::try_new(report_schema(), columns)?)
 }
