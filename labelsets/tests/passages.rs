@@ -48,7 +48,7 @@ fn every_document_finds_its_own_anchors() {
     let mut total = 0usize;
     for id in 0..set.source_count() as u32 {
         let src = set.source(id).unwrap();
-        let file = articles().join(format!("{}.html", src.title.replace(' ', "_").replace('/', "_")));
+        let file = articles().join(format!("{}.html", src.title.replace([' ', '/'], "_")));
         let Ok(body) = std::fs::read(&file) else { continue };
         let doc = detector::clean(&body, Some("text/html"), None, &detector::CleanOptions::default());
         for h in document_anchors(doc.blocks.iter(), params) {
