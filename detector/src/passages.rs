@@ -24,7 +24,7 @@
 //! [`MIN_HITS`] hits covering at least [`MIN_SOURCE_WORDS`] words: one quoted sentence or a
 //! shared name and date is not a copy.
 
-use crate::matching::SourceId;
+use crate::SourceId;
 
 /// A passage fingerprint: the 64-bit hash of a word k-gram.
 pub type PassageHash = u64;

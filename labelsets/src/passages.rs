@@ -25,7 +25,7 @@ use detector::{Sha1Digest, SourceId};
 use serde::{Deserialize, Serialize};
 
 use crate::filter;
-use crate::format::{Checksum, Section};
+use crate::{Checksum, Section};
 
 /// Bytes per passage-table entry: the key's low 32 bits + u32 source id.
 pub const PASSAGE_ENTRY_BYTES: usize = 8;
