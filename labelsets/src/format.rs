@@ -13,6 +13,7 @@ use memmap2::Mmap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
+use crate::layout::{le_u32, le_u64, prefix_index};
 use crate::passages::{PassageHeader, PassageSections, PassageTable, PassageView, PASSAGE_ENTRY_BYTES};
 use crate::{filter, io_err, Error, Result};
 
@@ -323,14 +324,6 @@ fn checksum_error(path: &Path, c: &SectionCheck) -> Error {
 
 fn corrupt(path: &Path, reason: impl Into<String>) -> Error {
     Error::Corrupt { path: path.to_path_buf(), reason: reason.into() }
-}
-
-fn le_u32(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-
-fn le_u64(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
 /// An empty range, for sections a file does not have.
@@ -859,7 +852,7 @@ impl detector::passages::PassageLookup for LabelSet {
         self.passages.as_ref().map(|t| t.header.params()).unwrap_or_default()
     }
     fn lookup_passage(&self, h: detector::passages::PassageHash) -> Option<SourceId> {
-        self.passages.as_ref()?.lookup(&self.map, crate::passages::table_key(h))
+        self.passages()?.lookup_passage(h)
     }
 }
 
@@ -1081,14 +1074,7 @@ fn filter_and_index(
         }
         Ok(())
     })?;
-    let mut index = Vec::with_capacity((counts.len() + 1) * 4);
-    let mut pos = 0u32;
-    for c in counts {
-        index.extend_from_slice(&pos.to_le_bytes());
-        pos += c;
-    }
-    index.extend_from_slice(&(n as u32).to_le_bytes());
-    Ok((bloom, index))
+    Ok((bloom, prefix_index(counts, n)))
 }
 
 /// Source offsets into the blob: title start, URL start, …, end.

@@ -45,6 +45,7 @@ pub mod filter;
 pub mod format;
 pub mod info;
 pub mod inputs;
+pub(crate) mod layout;
 pub mod merge;
 pub mod parallel;
 pub mod passages;

@@ -25,6 +25,7 @@ use detector::{Sha1Digest, SourceId};
 use serde::{Deserialize, Serialize};
 
 use crate::filter;
+use crate::layout::{le_u32, prefix_index};
 use crate::{Checksum, Section};
 
 /// Bytes per passage-table entry: the key's low 32 bits + u32 source id.
@@ -154,14 +155,7 @@ impl PassageSections {
             bytes.extend_from_slice(&stored_bits(key).to_le_bytes());
             bytes.extend_from_slice(&s.to_le_bytes());
         }
-        let mut index = Vec::with_capacity((counts.len() + 1) * 4);
-        let mut pos = 0u32;
-        for c in counts {
-            index.extend_from_slice(&pos.to_le_bytes());
-            pos += c;
-        }
-        index.extend_from_slice(&(n as u32).to_le_bytes());
-        PassageSections { filter: bloom, index, table: bytes, index_bits: bits }
+        PassageSections { filter: bloom, index: prefix_index(counts, n), table: bytes, index_bits: bits }
     }
 
     pub fn lens(&self) -> [u64; 3] {
@@ -183,10 +177,6 @@ pub(crate) struct PassageTable {
     pub filter: Range<usize>,
     pub index: Range<usize>,
     pub table: Range<usize>,
-}
-
-fn le_u32(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
 impl PassageTable {
