@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::*;
-use crawler::crawl::CrawlEvent;
+use crawler::crawl::{CrawlEvent, RetireReason};
 use crawler::fetch::FetchErrorKind;
 use testweb::{
     hostile_seeds, hostile_web, RequestLog, RequestRecord, Resource, Site, TestWeb, WebSpec, HOSTILE_HOSTS,
@@ -149,6 +149,17 @@ fn check_failure_log(db: &Path) {
     assert!(has("/missing.html", "http_404"), "{text}");
     assert!(has("/drip", "error_timeout"), "{text}");
     assert!(has("/image.png", "skipped_not_text"), "{text}");
+    // Every failed robots.txt fetch, and every URL of a retired host (issue 37).
+    let robots_failed = |l: &&serde_json::Value| {
+        l["url"] == "http://robots-error.test/robots.txt" && l["event"] == "robots_unavailable_disallow_all"
+    };
+    assert_eq!(lines.iter().filter(robots_failed).count(), 3, "{text}");
+    assert!(
+        lines.iter().any(
+            |l| l["url"] == "http://robots-error.test/" && l["event"] == "retired_url_robots_unreachable"
+        ),
+        "{text}"
+    );
     assert!(lines.iter().all(|l| l["reason"].as_str().is_some_and(|r| !r.is_empty())), "{text}");
 }
 
@@ -229,17 +240,22 @@ fn check_user_agent_and_robots(x: &Hostile) {
         assert_eq!(r.user_agent.as_deref(), Some(UA));
     }
 
-    // robots.txt: fetched once per host; /forbidden/ never requested.
-    for host in HOSTILE_HOSTS {
+    // robots.txt: fetched once per host (robots-error.test: below); /forbidden/ never
+    // requested.
+    for host in HOSTILE_HOSTS.iter().filter(|h| **h != "robots-error.test") {
         assert_eq!(count(log, host, "/robots.txt"), 1, "{host}: robots.txt fetches: {:?}", paths(log, host));
     }
     assert_eq!(count(log, h, "/forbidden/secret.html"), 0);
     assert!(c.event(CrawlEvent::RobotsDisallowed) >= 1, "robots_disallowed not counted");
     assert!(!x.is_stored("http://hostile.test/forbidden/secret.html"));
 
-    // robots-error.test: robots.txt answers 503 → nothing else requested there.
-    assert_eq!(paths(log, "robots-error.test"), vec!["/robots.txt".to_string()]);
-    assert!(c.event(CrawlEvent::RobotsUnavailableDisallowAll) >= 1);
+    // robots-error.test: robots.txt answers 503 → nothing else requested there; asked three
+    // times (after the host's backoff), then the host retires and its URLs are finished as
+    // failed (issue 37).
+    assert_eq!(paths(log, "robots-error.test"), vec!["/robots.txt".to_string(); 3]);
+    assert_eq!(c.event(CrawlEvent::RobotsUnavailableDisallowAll), 3);
+    assert_eq!(c.event(CrawlEvent::HostRetired(RetireReason::RobotsUnreachable)), 1);
+    assert!(c.event(CrawlEvent::RetiredUrl(RetireReason::RobotsUnreachable)) >= 1);
     // no-robots.test: 404 = allow all.
     assert!(x.is_stored("http://no-robots.test/") && x.is_stored("http://no-robots.test/page.html"));
 }
@@ -320,10 +336,11 @@ fn check_503_backoff(x: &Hostile) {
 }
 
 /// Endless body, gzip bomb, slow drip, redirect loop and huge headers: cut off or refused
-/// cleanly, nothing of them stored.
+/// cleanly; the HTML cut at the cap is kept up to it.
 fn check_oversized_and_broken_responses(x: &Hostile) {
     let (c, log, h) = (x.c, x.log, HOSTILE);
-    // Endless body and gzip bomb: cut at the body cap, not stored, the crawl went on.
+    // Endless body and gzip bomb (both HTML): cut at the body cap, the crawl went on; the
+    // HTML up to the cap is kept and scanned (issue 37: before, it was dropped whole).
     assert_eq!(count(log, h, "/endless"), 1);
     assert_eq!(count(log, h, "/bomb"), 1);
     assert!(
@@ -331,7 +348,7 @@ fn check_oversized_and_broken_responses(x: &Hostile) {
         "body_truncated: {}",
         c.event(CrawlEvent::BodyTruncated)
     );
-    assert!(!x.is_stored("http://hostile.test/endless") && !x.is_stored("http://hostile.test/bomb"));
+    assert!(x.is_stored("http://hostile.test/endless") && x.is_stored("http://hostile.test/bomb"));
 
     // Slow drip (256 B/s of 64 KiB): gives up at the 5 s timeout, at most 3 tries in all
     // (issue 37: the per-URL retry cap).
@@ -362,11 +379,12 @@ fn check_charsets_and_non_html(x: &Hostile) {
         x.is_stored("http://hostile.test/charset/cp1252") && x.is_stored("http://hostile.test/charset/sjis")
     );
 
-    // Non-HTML: fetched, not stored as pages.
+    // Non-HTML: requested, refused after the headers (issue 37), not stored as pages.
     assert_eq!(count(log, h, "/image.png"), 1);
     assert_eq!(count(log, h, "/doc.pdf"), 1);
     assert!(!x.is_stored("http://hostile.test/image.png") && !x.is_stored("http://hostile.test/doc.pdf"));
     assert!(c.event(CrawlEvent::SkippedNotText) >= 2);
+    assert!(c.event(CrawlEvent::BodyRefusedAfterHeaders) >= 2);
 }
 
 /// Crawl-delay honoured, slow hosts crawled one request at a time, and the minimum delay kept

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 use crate::error::{CrawlError, ResolveProblem};
+use crate::headers_first::{refuse_after_headers, BodyRefused};
 
 /// `--resolve HOST=ADDR:PORT` mappings; HOST may be `*.suffix`.
 #[derive(Debug, Clone, Default)]
@@ -168,6 +169,8 @@ pub struct FetchResponse {
     pub body: Vec<u8>,
     /// The body was longer than the cap and was cut.
     pub truncated: bool,
+    /// The body was not read: refused after the headers ([`Fetcher::get_page`]).
+    pub refused: Option<BodyRefused>,
     pub remote_ip: Option<IpAddr>,
     /// From sending the request to the end of the body.
     pub elapsed: Duration,
@@ -215,6 +218,16 @@ impl Fetcher {
 
     /// GET `url`. Redirects are returned as responses (3xx with Location).
     pub async fn get(&self, url: &str) -> Result<FetchResponse, FetchError> {
+        self.get_checked(url, false).await
+    }
+
+    /// GET a page: as [`Fetcher::get`], but a 2xx body the crawl would not keep is refused
+    /// after the headers, without reading it ([`crate::headers_first`]).
+    pub async fn get_page(&self, url: &str) -> Result<FetchResponse, FetchError> {
+        self.get_checked(url, true).await
+    }
+
+    async fn get_checked(&self, url: &str, headers_first: bool) -> Result<FetchResponse, FetchError> {
         let parsed = url::Url::parse(url).map_err(|e| err(FetchErrorKind::BadUrl, e))?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(err(FetchErrorKind::BadUrl, format!("unsupported scheme {}", parsed.scheme())));
@@ -236,7 +249,7 @@ impl Fetcher {
             return Err(err(FetchErrorKind::BadUrl, "no host"));
         }
         let start = Instant::now();
-        let fut = self.fetch_inner(parsed, start);
+        let fut = self.fetch_inner(parsed, start, headers_first);
         match tokio::time::timeout(self.cfg.total_timeout, fut).await {
             Ok(r) => r,
             Err(_) => Err(err(
@@ -246,7 +259,12 @@ impl Fetcher {
         }
     }
 
-    async fn fetch_inner(&self, url: url::Url, start: Instant) -> Result<FetchResponse, FetchError> {
+    async fn fetch_inner(
+        &self,
+        url: url::Url,
+        start: Instant,
+        headers_first: bool,
+    ) -> Result<FetchResponse, FetchError> {
         let request_head = request_head(&url, &self.cfg.user_agent);
         let mut resp = self
             .client
@@ -265,7 +283,12 @@ impl Fetcher {
         let http_version = format!("{:?}", resp.version());
         let mut body = Vec::new();
         let mut truncated = false;
-        loop {
+        let refused = match headers_first && status.is_success() {
+            true => refuse_after_headers(&headers, self.cfg.max_body_bytes),
+            false => None,
+        };
+        // A refused body is not read: dropping the response closes the connection.
+        while refused.is_none() {
             match resp.chunk().await {
                 Ok(Some(chunk)) => {
                     let room = self.cfg.max_body_bytes.saturating_sub(body.len());
@@ -293,6 +316,7 @@ impl Fetcher {
             headers,
             body,
             truncated,
+            refused,
             remote_ip,
             elapsed: start.elapsed(),
             request_head,

@@ -4,6 +4,7 @@ pub mod crawl;
 pub mod error;
 #[cfg(feature = "net")]
 pub mod fetch;
+pub mod headers_first;
 pub mod partition;
 pub mod politeness;
 pub mod robots;

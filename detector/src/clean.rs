@@ -95,22 +95,40 @@ pub struct CleanedDoc {
 /// first 512 bytes means HTML; otherwise valid UTF-8 (or a UTF-16 BOM) without NUL bytes
 /// means text; anything else is `None`.
 pub fn sniff_kind(content_type: Option<&str>, body: &[u8]) -> Option<DocKind> {
-    if let Some(ct) = content_type {
-        let mime = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-        match mime.as_str() {
-            "text/html" | "application/xhtml+xml" => return Some(DocKind::Html),
-            "text/plain" | "text/markdown" | "text/x-markdown" | "text/x-rst" => return Some(DocKind::Text),
-            ""
-            | "*/*"
-            | "application/octet-stream"
-            | "binary/octet-stream"
-            | "application/unknown"
-            | "unknown/unknown" => {}
-            m if !m.contains('/') => {}
-            _ => return None,
-        }
+    match content_type.map(declared_kind) {
+        Some(Declared::Kind(kind)) => Some(kind),
+        Some(Declared::Other) => None,
+        Some(Declared::Unknown) | None => sniff_body(body),
     }
-    sniff_body(body)
+}
+
+/// What a `Content-Type` header declares, before the body is seen ([`sniff_kind`]'s rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Declared {
+    /// A type we read.
+    Kind(DocKind),
+    /// A missing, malformed or generic type: the body decides.
+    Unknown,
+    /// An explicit type we never read (images, PDF, video, scripts, CSS, ...).
+    Other,
+}
+
+/// What `content_type` declares: the crawler refuses an [`Declared::Other`] body after the
+/// headers, without reading it.
+pub fn declared_kind(content_type: &str) -> Declared {
+    let mime = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    match mime.as_str() {
+        "text/html" | "application/xhtml+xml" => Declared::Kind(DocKind::Html),
+        "text/plain" | "text/markdown" | "text/x-markdown" | "text/x-rst" => Declared::Kind(DocKind::Text),
+        ""
+        | "*/*"
+        | "application/octet-stream"
+        | "binary/octet-stream"
+        | "application/unknown"
+        | "unknown/unknown" => Declared::Unknown,
+        m if !m.contains('/') => Declared::Unknown,
+        _ => Declared::Other,
+    }
 }
 
 fn sniff_body(body: &[u8]) -> Option<DocKind> {

@@ -38,6 +38,12 @@ pub fn render(c: &CrawlCounters) -> String {
         c.hosts_active.load(Relaxed),
     );
     gauge("ditto_crawl_hosts_queued", "Hosts with queued URLs.", "gauge", c.queued_hosts.load(Relaxed));
+    gauge(
+        "ditto_crawl_hosts_retired",
+        "Hosts retired for failing (their URLs finished as failed).",
+        "gauge",
+        c.retired_hosts.load(Relaxed),
+    );
     out.push_str(
         "# HELP ditto_crawl_events_total Crawl events by kind (HTTP statuses, errors, backoffs, skips).\n",
     );

@@ -117,7 +117,8 @@ impl FetchRecorder for WarcRecorder {
             http_version: resp.http_version.clone(),
             response_headers: resp.headers.clone(),
             body: resp.body.clone(),
-            truncated: resp.truncated,
+            // A body refused after its headers is recorded empty, as cut.
+            truncated: resp.truncated || resp.refused.is_some(),
         };
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         match w.write_fetch(&rec) {

@@ -13,15 +13,15 @@
 //! | `hostile.test/retry-seconds` | `429`, `Retry-After: 2` for the first request, then 200 | waits ≥ 2 s, fetches again, gets the page |
 //! | `hostile.test/retry-date` | `429`, `Retry-After` as an HTTP date ~3 s ahead, once, then 200 | waits until that date, then fetches |
 //! | `hostile.test/unavailable` | `503` without `Retry-After`, twice, then 200 | backs off (exponential, jitter, capped), then succeeds |
-//! | `hostile.test/endless` | 200, chunked HTML that never ends | stops at its body size cap and closes the connection |
-//! | `hostile.test/bomb` | 200, `Content-Encoding: gzip`, ~250 KiB inflating to 256 MiB | stops inflating at its cap; memory stays bounded |
+//! | `hostile.test/endless` | 200, chunked HTML that never ends | stops at its body size cap and closes the connection; keeps the HTML up to the cap |
+//! | `hostile.test/bomb` | 200, `Content-Encoding: gzip`, ~250 KiB inflating to 256 MiB | stops inflating at its cap; memory stays bounded; keeps the HTML up to the cap |
 //! | `hostile.test/drip` | 200, `Content-Length: 65536`, sent at 256 B/s (about 4 min) | gives up at its read/total timeout |
 //! | `hostile.test/loop/a`, `/loop/b` | `302` to each other, forever | stops at its hop limit (or on seeing a repeat) |
 //! | `hostile.test/redirect` | `301` to `/ok.html` | follows it (robots and scope checked per hop) |
 //! | `hostile.test/huge-headers` | 200 with a 1 MiB `X-Huge` header | fails the fetch cleanly (header size limit), carries on |
 //! | `hostile.test/charset/cp1252` | windows-1252 bytes labeled `charset=utf-8` | decodes without crashing (replacement characters) |
 //! | `hostile.test/charset/sjis` | Shift_JIS bytes, `text/html` with no charset; only `<meta>` names it | sniffs the meta charset and decodes the Japanese text |
-//! | `hostile.test/image.png` | `image/png` (a 1×1 PNG) | does not parse it as HTML (content-type filter) |
+//! | `hostile.test/image.png` | `image/png` (a 1×1 PNG) | refuses it after the headers, body not read (content-type filter) |
 //! | `hostile.test/doc.pdf` | `application/pdf` | same |
 //! | `delay.test/`, `/p/1`…`/p/5` | robots.txt has `Crawl-delay: 1` | ≥ 1 s between its requests to this host |
 //! | `slow.test/`, `/p/1`…`/p/3` | every response waits 500 ms first | one request in flight; may scale its delay to response time |

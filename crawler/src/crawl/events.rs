@@ -7,6 +7,7 @@ use std::fmt;
 use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
+use super::retire::RetireReason;
 use crate::error::FetchErrorKind;
 
 /// One thing that happened in a crawl. Its [`name`](Self::name) is what the report's
@@ -43,13 +44,23 @@ pub enum CrawlEvent {
     RedirectLimit,
     /// The page consumer stopped: the page's ticket stays in flight (fetched on resume).
     SinkClosed,
-    /// A 2xx page cut at the size cap, not handed on.
+    /// A 2xx body over the size cap that is not a page: refused by its Content-Length, or
+    /// read to the cap and not HTML or text. (HTML and text over the cap are kept cut.)
     SkippedTooLarge,
     /// A 2xx response that is not a text type we read, not handed on.
     SkippedNotText,
+    /// A 2xx body refused after the headers, not read (its type, or its Content-Length over
+    /// the cap; counted as `skipped_not_text` or `skipped_too_large` too).
+    BodyRefusedAfterHeaders,
     /// A URL that failed on every one of its tries (429, 5xx, timeouts, refused
     /// connections), finished as failed.
     RetriesExhausted,
+    /// A host retired (`host_retired_{reason}`): its connections failed again and again, or
+    /// its robots.txt was unreachable ([`super::retire`]).
+    HostRetired(RetireReason),
+    /// A URL of a retired host, finished as failed without a request
+    /// (`retired_url_{reason}`).
+    RetiredUrl(RetireReason),
 }
 
 impl CrawlEvent {
@@ -72,7 +83,10 @@ impl CrawlEvent {
             Self::SinkClosed => "sink_closed",
             Self::SkippedTooLarge => "skipped_too_large",
             Self::SkippedNotText => "skipped_not_text",
+            Self::BodyRefusedAfterHeaders => "body_refused_after_headers",
             Self::RetriesExhausted => "retries_exhausted",
+            Self::HostRetired(r) => return Cow::Owned(format!("host_retired_{}", r.as_str())),
+            Self::RetiredUrl(r) => return Cow::Owned(format!("retired_url_{}", r.as_str())),
         };
         Cow::Borrowed(name)
     }
@@ -93,6 +107,8 @@ pub struct CrawlCounters {
     pub in_flight: AtomicU64,
     pub hosts_active: AtomicU64,
     pub queued_hosts: AtomicU64,
+    /// Hosts retired now ([`super::RetireConfig`]).
+    pub retired_hosts: AtomicU64,
     events: Mutex<HashMap<CrawlEvent, u64>>,
 }
 
@@ -196,7 +212,15 @@ mod tests {
             (CrawlEvent::SinkClosed, "sink_closed"),
             (CrawlEvent::SkippedTooLarge, "skipped_too_large"),
             (CrawlEvent::SkippedNotText, "skipped_not_text"),
+            (CrawlEvent::BodyRefusedAfterHeaders, "body_refused_after_headers"),
             (CrawlEvent::RetriesExhausted, "retries_exhausted"),
+            (CrawlEvent::HostRetired(RetireReason::Connect), "host_retired_connect"),
+            (CrawlEvent::HostRetired(RetireReason::Dns), "host_retired_dns"),
+            (CrawlEvent::HostRetired(RetireReason::Tls), "host_retired_tls"),
+            (CrawlEvent::HostRetired(RetireReason::Timeout), "host_retired_timeout"),
+            (CrawlEvent::HostRetired(RetireReason::RobotsUnreachable), "host_retired_robots_unreachable"),
+            (CrawlEvent::RetiredUrl(RetireReason::Connect), "retired_url_connect"),
+            (CrawlEvent::RetiredUrl(RetireReason::RobotsUnreachable), "retired_url_robots_unreachable"),
         ];
         for (event, name) in named {
             assert_eq!(event.name(), name);

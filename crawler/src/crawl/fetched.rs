@@ -7,6 +7,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use store::FrontierEntry;
 use url::Url;
 
+use super::retire::RetireReason;
 use super::FetchRecorder;
 use crate::fetch::{parse_retry_after, FetchError, FetchErrorKind, FetchResponse, Fetcher};
 use crate::politeness::Outcome;
@@ -28,12 +29,25 @@ pub(super) enum DoneKind {
         crawl_delay_token: Option<f64>,
         /// The SSRF guard refused the host's address: nothing there may be fetched.
         refused: bool,
+        /// The fetch failed or found robots.txt unavailable (5xx, 429, network): for the
+        /// failure log and the host's retirement.
+        failure: Option<RobotsFailure>,
     },
     Page {
         entry: FrontierEntry,
         result: Result<FetchResponse, FetchError>,
         fetch_time: i64,
     },
+}
+
+/// A robots.txt fetch that failed ([`DoneKind::Robots`]).
+pub(super) struct RobotsFailure {
+    pub(super) url: String,
+    /// In words: the error, or the HTTP status.
+    pub(super) reason: String,
+    /// What it counts as towards retiring the host; None for a 429 (the host rests and is
+    /// asked again) and for an address the guard refused.
+    pub(super) retire: Option<RetireReason>,
 }
 
 /// Unix seconds now (0 if the clock is before 1970).
@@ -68,15 +82,27 @@ pub(super) async fn fetch_robots(
                 let body = &resp.body[..resp.body.len().min(MAX_ROBOTS_BYTES)];
                 let state = RobotsState::from_status(resp.status, body);
                 let crawl_delay_token = state.crawl_delay(token);
-                return DoneKind::Robots { state, outcome, crawl_delay_token, refused: false };
+                let failure = (resp.status == 429 || resp.status >= 500).then(|| RobotsFailure {
+                    url: url.clone(),
+                    reason: format!("HTTP status {}", resp.status),
+                    retire: (resp.status != 429).then_some(RetireReason::RobotsUnreachable),
+                });
+                return DoneKind::Robots { state, outcome, crawl_delay_token, refused: false, failure };
             }
             Err(e) => {
                 tracing::info!(url = %url, error = e.kind.as_str(), detail = %e.detail, "robots.txt fetch failed: the host waits");
+                let refused = e.kind == FetchErrorKind::Refused;
+                let retire = match RetireReason::of(&e) {
+                    None if refused => None,
+                    None => Some(RetireReason::RobotsUnreachable),
+                    some => some,
+                };
                 return DoneKind::Robots {
                     state: RobotsState::unreachable(),
                     outcome: Outcome::Failed,
                     crawl_delay_token: None,
-                    refused: e.kind == FetchErrorKind::Refused,
+                    refused,
+                    failure: Some(RobotsFailure { url, reason: e.to_string(), retire }),
                 };
             }
         }
@@ -87,6 +113,7 @@ pub(super) async fn fetch_robots(
         outcome: Outcome::Ok { elapsed: Duration::ZERO },
         crawl_delay_token: None,
         refused: false,
+        failure: None,
     }
 }
 

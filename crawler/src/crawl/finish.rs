@@ -8,11 +8,12 @@ use std::time::{Duration, Instant};
 use detector::{Page, PageOrigin};
 use store::FrontierEntry;
 
-use super::fetched::{outcome_of, Done, DoneKind};
+use super::fetched::{outcome_of, Done, DoneKind, RobotsFailure};
 use super::schedule::{host_state, RobotsSlot, Scheduler};
 use super::{CrawlEvent, CrawledPage};
 use crate::error::CrawlError;
 use crate::fetch::{FetchError, FetchErrorKind, FetchResponse};
+use crate::headers_first::BodyRefused;
 use crate::politeness::Outcome;
 use crate::robots::RobotsState;
 
@@ -26,9 +27,14 @@ impl Scheduler {
     pub(super) fn finish_fetch(&mut self, done: Done) -> Result<(), CrawlError> {
         let now = done.finished;
         match done.kind {
-            DoneKind::Robots { refused: true, .. } => self.finish_refused_robots(done.host, now),
-            DoneKind::Robots { state, outcome, crawl_delay_token, refused: false } => {
-                self.finish_robots(done.host, state, outcome, crawl_delay_token, now)
+            DoneKind::Robots { refused: true, failure, .. } => {
+                if let (Some(log), Some(f)) = (&self.cfg.failure_log, failure) {
+                    log.write(&f.url, CrawlEvent::RobotsRefusedAddress, &f.reason);
+                }
+                self.finish_refused_robots(done.host, now)
+            }
+            DoneKind::Robots { state, outcome, crawl_delay_token, refused: false, failure } => {
+                self.finish_robots(done.host, state, outcome, crawl_delay_token, failure, now)
             }
             DoneKind::Page { entry, result: Err(e), .. } => {
                 self.finish_failed_fetch(&done.host, entry, &e, now)?
@@ -50,13 +56,15 @@ impl Scheduler {
     }
 
     /// robots.txt fetched (or found unavailable): its Crawl-delay, backoff, and how long
-    /// its rules hold.
+    /// its rules hold. Unavailable, it counts towards retiring the host
+    /// ([`Scheduler::robots_unavailable`]).
     fn finish_robots(
         &mut self,
         host: String,
         state: RobotsState,
         outcome: Outcome,
         crawl_delay_token: Option<f64>,
+        failure: Option<RobotsFailure>,
         now: Instant,
     ) {
         let st = host_state(&mut self.hosts, &host, now);
@@ -71,11 +79,12 @@ impl Scheduler {
         let ttl = match state {
             RobotsState::DisallowAll => {
                 self.counters.event(CrawlEvent::RobotsUnavailableDisallowAll);
-                // Wait before asking again; the host's URLs stay queued meanwhile.
-                st.next_allowed = st.next_allowed.max(now + self.cfg.robots_retry);
-                self.cfg.robots_retry
+                self.robots_unavailable(&host, failure, now)
             }
-            _ => self.cfg.robots_ttl,
+            _ => {
+                self.retired.on_response(&host);
+                self.cfg.robots_ttl
+            }
         };
         self.robots.insert(host, RobotsSlot::Ready(Arc::new(state), now + ttl));
     }
@@ -94,6 +103,10 @@ impl Scheduler {
         if let Some(log) = &self.cfg.failure_log {
             log.write(&entry.url, CrawlEvent::FetchError(e.kind), &e.to_string());
         }
+        if self.connection_failed(host, &entry, e, now)? {
+            return Ok(()); // the host retired: this URL is finished with its others
+        }
+        let st = host_state(&mut self.hosts, host, now);
         tracing::info!(host, url = %entry.url, error = e.kind.as_str(), detail = %e.detail, "fetch failed");
         if st.is_parked(now) {
             self.counters.event(CrawlEvent::HostParked);
@@ -123,6 +136,7 @@ impl Scheduler {
         now: Instant,
     ) -> Result<(), CrawlError> {
         self.apply_response_politeness(host, &resp, now);
+        self.retired.on_response(host);
         let warc = self.recorder.as_ref().and_then(|r| r.record(&entry.url, fetch_time, &resp));
         self.counters.event(CrawlEvent::HttpStatus(resp.status));
         if !(200..400).contains(&resp.status) {
@@ -138,9 +152,10 @@ impl Scheduler {
                 self.retry_or_give_up(entry, tries, &format!("HTTP status {}", resp.status))?
             }
             300..=399 => self.follow_redirect(&entry, &resp)?,
-            200..=299
-                if !resp.truncated && (self.cfg.accept_content)(resp.header("content-type"), &resp.body) =>
-            {
+            200..=299 if resp.refused.is_some() => self.finish_refused_body(&entry, &resp)?,
+            // A body cut at the cap is kept when it reads as a page (issue 37: HTML over the
+            // cap is scanned up to the cap, its WARC record marked `WARC-Truncated: length`).
+            200..=299 if (self.cfg.accept_content)(resp.header("content-type"), &resp.body) => {
                 self.hand_on(entry, resp, fetch_time, warc)
             }
             200..=299 => {
@@ -165,6 +180,24 @@ impl Scheduler {
                 self.store.frontier_finish(&entry.url, &[])?;
             }
         }
+        Ok(())
+    }
+
+    /// A 2xx response whose body was refused after its headers ([`crate::headers_first`]):
+    /// counted (`body_refused_after_headers`, and `skipped_not_text` or `skipped_too_large`
+    /// as for a body read and dropped), logged, finished.
+    fn finish_refused_body(&mut self, entry: &FrontierEntry, resp: &FetchResponse) -> Result<(), CrawlError> {
+        let Some(why) = &resp.refused else { return Ok(()) };
+        let event = match why {
+            BodyRefused::NotText { .. } => CrawlEvent::SkippedNotText,
+            BodyRefused::TooLong { .. } => CrawlEvent::SkippedTooLarge,
+        };
+        self.counters.event(CrawlEvent::BodyRefusedAfterHeaders);
+        self.counters.event(event);
+        if let Some(log) = &self.cfg.failure_log {
+            log.write(&entry.url, event, &why.to_string());
+        }
+        self.store.frontier_finish(&entry.url, &[])?;
         Ok(())
     }
 

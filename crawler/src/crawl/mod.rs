@@ -11,6 +11,7 @@
 //! | `links.rs` | [`LinkPolicy`]: which links enter the frontier |
 //! | `priority.rs` | [`HostRanker`]: which hosts are fetched from next, when the caller ranks them |
 //! | `hostq.rs` | [`hostq::HostQueue`]: the hosts with queued URLs, ranked, and which may start now, at a cost per change |
+//! | `retire.rs` | [`RetireConfig`]: hosts retired after repeated connection failures or an unreachable robots.txt, their URLs finished as failed |
 //! | `events.rs` | [`CrawlEvent`] and [`CrawlCounters`] |
 //! | `run.rs` | [`crawl`]: resume, seed, schedule, wind down (feature `net`) |
 
@@ -32,6 +33,7 @@ mod finish;
 pub mod hostq;
 mod links;
 mod priority;
+mod retire;
 #[cfg(feature = "net")]
 mod run;
 #[cfg(feature = "net")]
@@ -40,6 +42,7 @@ mod schedule;
 pub use events::{CrawlCounters, CrawlEvent, FailureLog};
 pub use links::{LinkPolicy, DEFAULT_MAX_LINKS_PER_PAGE};
 pub use priority::{rank_hosts, HostRanker, RankedHost};
+pub use retire::{RetireConfig, RetireReason};
 #[cfg(feature = "net")]
 pub use run::{crawl, CrawlIo, FetchRecorder};
 
@@ -86,7 +89,8 @@ pub struct CrawlConfig {
     /// Requests in flight over all hosts.
     pub max_in_flight: usize,
     pub robots_ttl: Duration,
-    /// When robots.txt was unreachable or 5xx: retry after this (hosts wait meanwhile).
+    /// When robots.txt answered 429 (or was unavailable with retiring off, see
+    /// [`RetireConfig::after_failures`]): ask again after this (the host waits meanwhile).
     pub robots_retry: Duration,
     pub max_redirects: u32,
     /// Content types passed on as pages; others are fetched, recorded and dropped.
@@ -113,6 +117,8 @@ pub struct CrawlConfig {
     pub failure_log: Option<FailureLog>,
     /// Most links taken from one page (the rest counted, `page_link_cap`).
     pub max_links_per_page: usize,
+    /// When hosts retire for failing ([`RetireConfig`]).
+    pub retire: RetireConfig,
 }
 
 /// With a ranker, this many of the best hosts are always eligible by default (see
@@ -145,6 +151,7 @@ impl Default for CrawlConfig {
             focus_min_hosts: FOCUS_MIN_HOSTS,
             failure_log: None,
             max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
+            retire: RetireConfig::default(),
         }
     }
 }

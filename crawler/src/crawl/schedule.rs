@@ -14,6 +14,7 @@ use url::Url;
 
 use super::fetched::{fetch_robots, unix_now, Done, DoneKind};
 use super::hostq::{FocusRule, HostQueue, HostStatus, PickRule, Picked};
+use super::retire::Retirements;
 use super::{CrawlConfig, CrawlCounters, CrawlEvent, CrawlIo, FetchRecorder, LinkPolicy, PageSink};
 use crate::error::CrawlError;
 use crate::fetch::{FetchErrorKind, Fetcher};
@@ -92,6 +93,8 @@ pub(super) struct Scheduler {
     /// Tries so far of the URLs queued again after a failure that may pass (see
     /// `finish::MAX_TRIES`); a URL leaves it when it is fetched or given up.
     pub(super) retries: HashMap<String, u32>,
+    /// Hosts retired for failing, and the failures in a row of the others.
+    pub(super) retired: Retirements,
     done_tx: UnboundedSender<Done>,
     pub(super) in_flight: usize,
     pages_started: u64,
@@ -131,6 +134,7 @@ impl Scheduler {
         let notify = frontier_changed.clone();
         store.frontier_set_waker(move || notify.notify_one());
         let limiter = cfg.global_rate.and_then(rate_quota).map(RateLimiter::direct);
+        let retired = Retirements::new(cfg.retire);
         Scheduler {
             store,
             fetcher,
@@ -146,6 +150,7 @@ impl Scheduler {
             robots: HashMap::new(),
             host_pages: HashMap::new(),
             retries: HashMap::new(),
+            retired,
             done_tx,
             in_flight: 0,
             pages_started: 0,
@@ -261,6 +266,7 @@ impl Scheduler {
             let host = self.queue.name(id).to_string();
             self.update_host(&host, now);
         }
+        self.end_retirements(now);
         self.evict_idle(now);
         self.counters.queued_hosts.store(self.queue.queued() as u64, Relaxed);
         Ok(())
@@ -313,6 +319,9 @@ impl Scheduler {
 
     /// Whether and when `host` may start a request, from its politeness state and robots.txt.
     fn status_of(&self, host: &str, now: Instant) -> HostStatus {
+        if self.retired.get(host).is_some() {
+            return HostStatus::Drain;
+        }
         match self.robots.get(host) {
             Some(RobotsSlot::Refused) => return HostStatus::Drain,
             Some(RobotsSlot::Fetching) => return HostStatus::Busy,
@@ -335,7 +344,7 @@ impl Scheduler {
     }
 
     /// Tell the queue `host`'s status after its state changed.
-    fn update_host(&mut self, host: &str, now: Instant) {
+    pub(super) fn update_host(&mut self, host: &str, now: Instant) {
         if let Some(id) = self.queue.id(host) {
             let status = self.status_of(host, now);
             self.queue.set_status(id, status, now);
@@ -360,12 +369,13 @@ impl Scheduler {
             self.hosts.remove(&host);
             self.robots.remove(&host);
             self.host_pages.remove(&host);
+            self.retired.forget(&host);
             self.queue.evict(id);
         }
     }
 
     /// Take a host's best URL; its next one (or none) becomes the host's best.
-    fn pop(&mut self, host: &str) -> Result<Option<store::FrontierEntry>, CrawlError> {
+    pub(super) fn pop(&mut self, host: &str) -> Result<Option<store::FrontierEntry>, CrawlError> {
         let now = Instant::now();
         match self.store.frontier_pop_and_peek(host)? {
             Some((entry, next)) => {
@@ -404,8 +414,13 @@ impl Scheduler {
         Ok(pass)
     }
 
-    /// Finish one URL of a host whose address was refused, without a request.
+    /// Finish URLs of a retired host, or one URL of a host whose address was refused,
+    /// without requests.
     fn drain_one(&mut self, host: &str, pass: &mut Pass) -> Result<(), CrawlError> {
+        if let Some(n) = self.drain_retired(host)? {
+            pass.started_any |= n > 0;
+            return Ok(());
+        }
         if let Some(entry) = self.pop(host)? {
             self.counters.event(CrawlEvent::FetchError(FetchErrorKind::Refused));
             tracing::warn!(
@@ -531,7 +546,7 @@ impl Scheduler {
         let (f, tx, h) = (self.fetcher.clone(), self.done_tx.clone(), host.to_string());
         tokio::spawn(async move {
             let fetch_time = unix_now();
-            let result = f.get(&entry.url).await;
+            let result = f.get_page(&entry.url).await;
             let finished = Instant::now();
             let _ = tx.send(Done { host: h, kind: DoneKind::Page { entry, result, fetch_time }, finished });
         });

@@ -165,10 +165,14 @@ impl<R: Read> Iterator for WarcPages<R> {
                     s.decode_failed += c.decode_failed as u64;
                     s.body_capped += c.body_capped as u64;
                     if let Some(p) = c.page {
-                        // A body cut by our cap, or recorded cut (`WARC-Truncated`, e.g. by
-                        // ditto's crawler at its body cap), is not the page: its hash and
-                        // chunks would be wrong. Skipped and counted, as a crawl skips it.
-                        if c.body_capped || rec.header("WARC-Truncated").is_some() {
+                        // A body cut by our cap, or recorded cut (`WARC-Truncated`), is not
+                        // the page: its hash and chunks would be wrong. Skipped and counted,
+                        // except what ditto's crawler keeps (issue 37): HTML or text cut at its
+                        // body cap, `WARC-Truncated: length` with a body, scanned as the crawl
+                        // scanned it.
+                        let kept_cut = rec.header("WARC-Truncated").is_some_and(|v| v.trim() == "length")
+                            && !p.body.is_empty();
+                        if c.body_capped || (rec.header("WARC-Truncated").is_some() && !kept_cut) {
                             s.truncated += 1;
                             continue;
                         }

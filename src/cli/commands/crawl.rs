@@ -95,6 +95,7 @@ fn outcome(c: &crawler::crawl::CrawlReport) -> Result<()> {
         .iter()
         .filter(|(k, _)| {
             k.starts_with("error_")
+                || k.starts_with("retired_url_")
                 || ["robots_refused_address", "robots_unavailable_disallow_all", "host_parked"]
                     .contains(&k.as_str())
         })

@@ -151,11 +151,24 @@ pub struct CrawlArgs {
     /// Workers per CPU stage of detection. Default: number of cores.
     #[arg(long, value_parser = super::parse_threads)]
     pub threads: Option<usize>,
+    /// Retire a host after this many failures in a row: connections refused, reset or timed
+    /// out, DNS and TLS failures, and robots.txt unreachable (5xx or a broken response; asked
+    /// again after the host's backoff). A retired host's queued URLs, and those it gets while
+    /// retired, are finished as failed without requests (`retired_url_{reason}` in the stats,
+    /// a line each in --failure-log). 0: never retire (a host whose robots.txt is unreachable
+    /// then waits 10 minutes and is asked again).
+    #[arg(long, default_value_t = 3)]
+    pub retire_after: u32,
+    /// How long a host stays retired, in seconds; after that it is tried afresh should it get
+    /// URLs (a new run tries every host).
+    #[arg(long, default_value_t = 3600)]
+    pub retire_for_secs: u64,
     /// Write the crawl and detection statistics as JSON to this file.
     #[arg(long)]
     pub stats_json: Option<PathBuf>,
     /// Append one JSON line per failed or dropped URL to this file: `{"url", "event",
-    /// "reason"}` (fetch errors, HTTP errors, bodies over the cap, non-text types).
+    /// "reason"}` (fetch errors, HTTP errors, bodies over the cap, non-text types, URLs of
+    /// retired hosts, and every robots.txt fetch that failed, under its robots.txt URL).
     #[arg(long)]
     pub failure_log: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "auto")]
@@ -320,6 +333,10 @@ impl CrawlArgs {
                 max_in_flight: self.max_in_flight.max(1),
                 focus_min_hosts: self.focus_min_hosts,
                 max_links_per_page: self.max_links_per_page.max(1),
+                retire: crawler::crawl::RetireConfig {
+                    after_failures: self.retire_after,
+                    retire_for: Duration::from_secs(self.retire_for_secs),
+                },
                 failure_log: match &self.failure_log {
                     Some(path) => {
                         let f = std::fs::OpenOptions::new()
