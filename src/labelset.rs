@@ -355,7 +355,17 @@ pub fn load_for_scan(
     // Passage evidence (issue 36) by default where the label set has passages; an older
     // label set matches exact chunks only, and says so once.
     match ls.passage_header() {
-        Some(_) => matcher.passages = Some(ls as Arc<dyn PassageLookup + Send + Sync>),
+        Some(_) if ls.passages().is_some() => {
+            matcher.passages = Some(ls as Arc<dyn PassageLookup + Send + Sync>)
+        }
+        Some(h) => tracing::warn!(
+            labelset = %labelset.display(),
+            "this label set's passage table was built by an earlier ditto (word hash {}, this one uses {}): \
+             only exact chunks are matched, edited copies are not found; rebuild it with \
+             `ditto labelset build` for passage evidence",
+            h.word_hash,
+            detector::passages::WORD_HASH_VERSION
+        ),
         None => tracing::warn!(
             labelset = %labelset.display(),
             "this label set has no passage table (built by an older ditto, from hashes by discover or import, or with --passages off): \

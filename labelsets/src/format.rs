@@ -620,9 +620,13 @@ impl LabelSet {
         self.passages.as_ref().map(|t| &t.header)
     }
 
-    /// The passage table as the detector looks it up (`None`: exact chunks only).
+    /// The passage table as the detector looks it up (`None`: exact chunks only, also when
+    /// the table was built with another word hash: its anchors would never match).
     pub fn passages(&self) -> Option<PassageView<'_>> {
-        self.passages.as_ref().map(|table| PassageView { table, map: &self.map })
+        self.passages
+            .as_ref()
+            .filter(|t| t.header.word_hash_current())
+            .map(|table| PassageView { table, map: &self.map })
     }
 
     fn expected_checksum(&self, s: SectionId) -> Checksum {
