@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
+use crate::connections::is_stale_connection;
+use crate::dns::{lookup_guarded, DnsCache};
 use crate::error::{CrawlError, ResolveProblem};
 use crate::headers_first::{refuse_after_headers, BodyRefused};
 
@@ -87,9 +89,11 @@ pub fn is_non_public(ip: IpAddr) -> bool {
     }
 }
 
-/// DNS resolution with the resolve map first and the SSRF guard after.
+/// DNS resolution with the resolve map first, then the cache of answers (shared with the
+/// scheduler: [`crate::dns`]), and the SSRF guard after.
 struct GuardedResolver {
     map: Arc<ResolveMap>,
+    dns: Arc<DnsCache>,
     allow_private: bool,
 }
 
@@ -100,17 +104,9 @@ impl Resolve for GuardedResolver {
             // A port here is used when the URL gives none (reqwest's documented rule).
             return Box::pin(async move { Ok(Box::new(std::iter::once(addr)) as Addrs) });
         }
-        let allow_private = self.allow_private;
+        let (dns, allow_private) = (self.dns.clone(), self.allow_private);
         Box::pin(async move {
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let allowed: Vec<SocketAddr> =
-                addrs.iter().copied().filter(|a| allow_private || !is_non_public(a.ip())).collect();
-            if allowed.is_empty() {
-                return Err(format!(
-                    "refused: {host} resolves only to non-public addresses ({addrs:?}); use --allow-private for intranet crawls"
-                )
-                .into());
-            }
+            let allowed = lookup_guarded(&dns, &host, |ip| allow_private || !is_non_public(ip)).await?;
             Ok(Box::new(allowed.into_iter()) as Addrs)
         })
     }
@@ -129,6 +125,11 @@ pub struct FetchConfig {
     pub max_body_bytes: usize,
     pub allow_private: bool,
     pub resolve: Arc<ResolveMap>,
+    /// Resolved addresses with their time to live, shared with the scheduler.
+    pub dns: Arc<DnsCache>,
+    /// How long an idle connection is kept for the host's next request
+    /// ([`crate::connections::POOL_IDLE_TIMEOUT`]).
+    pub pool_idle_timeout: Duration,
 }
 
 impl Default for FetchConfig {
@@ -141,6 +142,8 @@ impl Default for FetchConfig {
             max_body_bytes: 10 << 20,
             allow_private: false,
             resolve: Arc::new(ResolveMap::default()),
+            dns: Arc::new(DnsCache::default()),
+            pool_idle_timeout: crate::connections::POOL_IDLE_TIMEOUT,
         }
     }
 }
@@ -171,6 +174,9 @@ pub struct FetchResponse {
     pub truncated: bool,
     /// The body was not read: refused after the headers ([`Fetcher::get_page`]).
     pub refused: Option<BodyRefused>,
+    /// The first try failed on a pooled connection the server had closed, and this answer
+    /// came on a fresh one ([`crate::connections`]).
+    pub retried_stale: bool,
     pub remote_ip: Option<IpAddr>,
     /// From sending the request to the end of the body.
     pub elapsed: Duration,
@@ -189,6 +195,8 @@ impl FetchResponse {
 pub struct Fetcher {
     client: reqwest::Client,
     cfg: FetchConfig,
+    /// Fetches sent again after a stale pooled connection ([`crate::connections`]).
+    stale_retries: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Fetcher {
@@ -204,16 +212,23 @@ impl Fetcher {
             .no_proxy()
             .dns_resolver(Arc::new(GuardedResolver {
                 map: cfg.resolve.clone(),
+                dns: cfg.dns.clone(),
                 allow_private: cfg.allow_private,
             }))
             .pool_max_idle_per_host(1)
+            .pool_idle_timeout(cfg.pool_idle_timeout)
             .build()
             .map_err(CrawlError::HttpClient)?;
-        Ok(Fetcher { client, cfg })
+        Ok(Fetcher { client, cfg, stale_retries: Default::default() })
     }
 
     pub fn config(&self) -> &FetchConfig {
         &self.cfg
+    }
+
+    /// Fetches sent again, once, after failing on a pooled connection the server had closed.
+    pub fn stale_retries(&self) -> u64 {
+        self.stale_retries.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// GET `url`. Redirects are returned as responses (3xx with Location).
@@ -249,7 +264,21 @@ impl Fetcher {
             return Err(err(FetchErrorKind::BadUrl, "no host"));
         }
         let start = Instant::now();
-        let fut = self.fetch_inner(parsed, start, headers_first);
+        let fut = async {
+            match self.fetch_inner(parsed.clone(), start, headers_first).await {
+                // Once, on a fresh connection (the pool just dropped the dead one).
+                Err(e) if is_stale_connection(e.kind, &e.detail) => {
+                    self.stale_retries.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    tracing::debug!(url = %parsed, error = %e, "stale pooled connection: sent again on a fresh one");
+                    let mut again = self.fetch_inner(parsed, start, headers_first).await;
+                    if let Ok(r) = &mut again {
+                        r.retried_stale = true;
+                    }
+                    again
+                }
+                other => other,
+            }
+        };
         match tokio::time::timeout(self.cfg.total_timeout, fut).await {
             Ok(r) => r,
             Err(_) => Err(err(
@@ -317,6 +346,7 @@ impl Fetcher {
             body,
             truncated,
             refused,
+            retried_stale: false,
             remote_ip,
             elapsed: start.elapsed(),
             request_head,

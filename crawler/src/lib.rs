@@ -1,6 +1,8 @@
 //! `crawler`: fetching politely. It knows nothing of detection: pages out, links and
 //! priorities in (DESIGN.md).
+pub mod connections;
 pub mod crawl;
+pub mod dns;
 pub mod error;
 #[cfg(feature = "net")]
 pub mod fetch;

@@ -159,6 +159,34 @@ impl PageSink for ChannelSink {
     }
 }
 
+/// Raise the soft limit on open files to the hard limit (Unix), so that requests in flight
+/// and idle connections fit under it (issue 37, item 3); returns (before, after), None where
+/// it cannot be read.
+#[cfg(unix)]
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux, not everywhere
+pub fn raise_nofile_limit() -> Option<(u64, u64)> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit and setrlimit only read and write the struct passed.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return None;
+    }
+    let before = lim.rlim_cur as u64;
+    if lim.rlim_cur < lim.rlim_max {
+        let raised = libc::rlimit { rlim_cur: lim.rlim_max, rlim_max: lim.rlim_max };
+        // SAFETY: as above.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            return Some((before, raised.rlim_cur as u64));
+        }
+    }
+    Some((before, before))
+}
+
+/// Not on this platform: nothing to raise.
+#[cfg(not(unix))]
+pub fn raise_nofile_limit() -> Option<(u64, u64)> {
+    None
+}
+
 /// Run a crawl with detection inside it.
 pub fn run(
     s: CrawlSettings,
@@ -179,6 +207,16 @@ pub fn run_partition(
     router: Option<Arc<PartitionRouter>>,
 ) -> Result<CrawlSummary> {
     check_user_agent(&s.user_agent)?;
+    match raise_nofile_limit() {
+        Some((before, after)) if after < (s.crawl.max_in_flight as u64) * 2 + 256 => tracing::warn!(
+            before,
+            after,
+            "the open-file limit is low for --max-in-flight {}: connections may fail (raise `ulimit -n`)",
+            s.crawl.max_in_flight
+        ),
+        Some((before, after)) => tracing::debug!(before, after, "open-file limit"),
+        None => {}
+    }
     let mut resolve = ResolveMap::default();
     for r in &s.resolve {
         resolve.add(r)?;
@@ -286,6 +324,7 @@ fn link_policy(s: &CrawlSettings, router: Option<&Arc<PartitionRouter>>) -> Resu
     let traps = TrapGuard::new(TrapLimits { rules: s.traps, ..TrapLimits::default() });
     let mut policy = LinkPolicy::new(scope, traps, s.crawl.max_depth);
     policy.max_links_per_page = s.crawl.max_links_per_page;
+    policy.key_by_domain = s.crawl.servers.key == crawler::crawl::PolitenessKey::Domain;
     if let Some(r) = router {
         policy = policy.with_partition(r.clone());
     }

@@ -160,6 +160,48 @@ fn every_seed_unreachable_finishes_with_the_partial_failure_code() {
     assert!(err.contains("no page could be fetched"), "{err}");
 }
 
+/// Issue 37, item 7: `--focus bfs` crawls without a label set; the focused crawl (the
+/// default) says it needs one and that bfs does not.
+#[test]
+fn a_breadth_first_crawl_needs_no_label_set() {
+    let tmp = tempfile::tempdir().unwrap();
+    let web = TestWeb::start_blocking(
+        WebSpec::default().host(
+            "bfs.test",
+            Site::with_robots("User-agent: *\nAllow: /\n")
+                .page("/", Resource::html("<html><body><p>Home.</p><a href=\"/a\">a</a></body></html>"))
+                .page("/a", Resource::html("<html><body><p>A page.</p></body></html>")),
+        ),
+    )
+    .unwrap();
+    let db = tmp.path().join("bfs.db");
+    let stats = tmp.path().join("stats.json");
+    let run = |extra: &[&str]| {
+        ditto()
+            .env_remove("RUST_LOG")
+            .args(["crawl", "--progress", "none", "--user-agent", UA, "--min-delay-ms", "10"])
+            .args(["--seed", "http://bfs.test/", "--resolve", &web.resolve_arg("bfs.test")])
+            .arg("--store")
+            .arg(&db)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let labeled = run(&[]);
+    let err = stderr(&labeled);
+    assert_ne!(labeled.status.code(), Some(0), "{err}");
+    assert!(err.contains("--labelset FILE.dls is required with --focus labeled"), "{err}");
+    assert!(err.contains("--focus bfs crawls without one"), "{err}");
+    assert_eq!(web.log.count(), 0, "nothing fetched: {err}");
+
+    let bfs = run(&["--focus", "bfs", "--stats-json", stats.to_str().unwrap()]);
+    let err = stderr(&bfs);
+    assert_eq!(bfs.status.code(), Some(0), "{err}");
+    assert!(err.contains("no label set"), "{err}");
+    let st: serde_json::Value = serde_json::from_slice(&fs::read(&stats).unwrap()).unwrap();
+    assert_eq!(st["crawl"]["pages"], 2, "{st}");
+}
+
 /// Linux: whether the process has a thread named `name` yet.
 fn has_thread(pid: u32, name: &str) -> bool {
     let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else { return false };

@@ -61,6 +61,9 @@ pub enum CrawlEvent {
     /// A URL of a retired host, finished as failed without a request
     /// (`retired_url_{reason}`).
     RetiredUrl(RetireReason),
+    /// A fetch failed on a pooled connection the server had closed and was sent again on a
+    /// fresh one, spending no budget (`crate::connections`).
+    StaleConnectionRetried,
 }
 
 impl CrawlEvent {
@@ -87,6 +90,7 @@ impl CrawlEvent {
             Self::RetriesExhausted => "retries_exhausted",
             Self::HostRetired(r) => return Cow::Owned(format!("host_retired_{}", r.as_str())),
             Self::RetiredUrl(r) => return Cow::Owned(format!("retired_url_{}", r.as_str())),
+            Self::StaleConnectionRetried => "stale_connection_retried",
         };
         Cow::Borrowed(name)
     }
@@ -109,6 +113,8 @@ pub struct CrawlCounters {
     pub queued_hosts: AtomicU64,
     /// Hosts retired now ([`super::RetireConfig`]).
     pub retired_hosts: AtomicU64,
+    /// IP addresses whose hosts the crawl knows ([`super::ServerConfig`]).
+    pub servers: AtomicU64,
     events: Mutex<HashMap<CrawlEvent, u64>>,
 }
 
@@ -116,6 +122,11 @@ impl CrawlCounters {
     /// Count one event.
     pub fn event(&self, event: CrawlEvent) {
         *self.events.lock().unwrap_or_else(|e| e.into_inner()).entry(event).or_default() += 1;
+    }
+
+    /// Count `event` `n` times.
+    pub fn add(&self, event: CrawlEvent, n: u64) {
+        *self.events.lock().unwrap_or_else(|e| e.into_inner()).entry(event).or_default() += n;
     }
 
     /// How often `event` happened so far.
@@ -221,6 +232,7 @@ mod tests {
             (CrawlEvent::HostRetired(RetireReason::RobotsUnreachable), "host_retired_robots_unreachable"),
             (CrawlEvent::RetiredUrl(RetireReason::Connect), "retired_url_connect"),
             (CrawlEvent::RetiredUrl(RetireReason::RobotsUnreachable), "retired_url_robots_unreachable"),
+            (CrawlEvent::StaleConnectionRetried, "stale_connection_retried"),
         ];
         for (event, name) in named {
             assert_eq!(event.name(), name);

@@ -10,6 +10,12 @@
 //! Changing one host's rank, best priority or politeness status moves one key; nothing is
 //! copied or sorted per pass, and a pass looks at the hosts it starts (plus, with a ranker,
 //! the few best ones that keep their places: [`HostQueue::pick`]).
+//!
+//! Hosts may share a [`GateId`] (a server: the hosts on one IP address, issue 37 item 4). A
+//! host of a gate that may start a request waits in its gate's own set, and the gate lets
+//! one of them (its best) into `ready` at a time, when the gate's state, which the caller sets
+//! ([`GateState`]), allows a request: so 500 hosts on one address cost the same per request
+//! as one host, never a walk over the address's hosts.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
@@ -33,6 +39,34 @@ pub enum HostStatus {
     /// Nothing may be fetched from it (address refused, host retired): its URLs are finished
     /// without requests, without politeness waits.
     Drain,
+}
+
+/// A gate's interned id ([`HostQueue::new_gate`]).
+pub type GateId = u32;
+
+/// Whether a gate lets one of its hosts start a request, as the caller last set it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateState {
+    /// From this instant (now, or later: a timer opens it).
+    OpenAt(Instant),
+    /// Not until the caller says so (its requests in flight are at their bound).
+    Shut,
+}
+
+#[derive(Debug)]
+struct Gate {
+    state: GateState,
+    /// Its hosts that may start a request but wait for the gate, best first.
+    waiting: BTreeSet<Key>,
+    /// The one host let into `ready`, if any.
+    let_in: Option<HostId>,
+    /// Hosts that belong to it.
+    members: usize,
+    /// Bumped whenever a timer is set, so that older timers of the gate are skipped.
+    gen: u32,
+    /// When its live timer fires, if it has one.
+    timer_at: Option<Instant>,
+    live: bool,
 }
 
 /// A rank in a total order (NaN and infinities never come in: see [`HostQueue::set_best`]).
@@ -62,6 +96,11 @@ struct Key {
     id: HostId,
 }
 
+/// The gate of host `id` in `slots`.
+fn s_gate(slots: &[Slot], id: HostId) -> Option<GateId> {
+    slots.get(id as usize).and_then(|s| s.gate)
+}
+
 fn name_prefix(name: &str) -> [u8; 16] {
     let mut p = [0u8; 16];
     let n = name.len().min(16);
@@ -81,6 +120,9 @@ struct Slot {
     in_rank: bool,
     in_ready: bool,
     in_drain: bool,
+    /// The host's gate, if any, and whether it waits in the gate's set.
+    gate: Option<GateId>,
+    in_wait: bool,
     live: bool,
 }
 
@@ -123,6 +165,9 @@ pub struct HostQueue {
     timers: BinaryHeap<Reverse<(Instant, HostId, u32)>>,
     /// Hosts with queued URLs.
     queued: usize,
+    gates: Vec<Gate>,
+    free_gates: Vec<GateId>,
+    gate_timers: BinaryHeap<Reverse<(Instant, GateId, u32)>>,
 }
 
 impl HostQueue {
@@ -145,6 +190,8 @@ impl HostQueue {
             in_rank: false,
             in_ready: false,
             in_drain: false,
+            gate: None,
+            in_wait: false,
             live: true,
         };
         let id = match self.free.pop() {
@@ -226,6 +273,16 @@ impl HostQueue {
         if std::mem::take(&mut s.in_drain) {
             self.drain.remove(&key);
         }
+        let gate = s.gate;
+        let waited = std::mem::take(&mut s.in_wait);
+        if let Some(g) = gate.and_then(|g| self.gates.get_mut(g as usize)) {
+            if waited {
+                g.waiting.remove(&key);
+            }
+            if g.let_in == Some(id) {
+                g.let_in = None;
+            }
+        }
     }
 
     /// Put the host into the indexes its fields call for, and set a timer when it must wait.
@@ -260,10 +317,143 @@ impl HostQueue {
                 s.in_rank = true;
                 self.by_rank.insert(key.clone());
                 if t <= now {
-                    s.in_ready = true;
-                    self.ready.insert(key);
+                    match s.gate {
+                        Some(g) => {
+                            s.in_wait = true;
+                            self.gates[g as usize].waiting.insert(key);
+                        }
+                        None => {
+                            s.in_ready = true;
+                            self.ready.insert(key);
+                        }
+                    }
                 }
             }
+        }
+    }
+
+    /// Let the gate's best waiting host into `ready` if the gate is open and has let none
+    /// in; set a timer for when it opens otherwise.
+    fn admit(&mut self, g: Option<GateId>, now: Instant) {
+        let Some(gi) = g.filter(|g| self.gates.get(*g as usize).is_some_and(|g| g.live)) else { return };
+        let let_in = self.gates[gi as usize].let_in;
+        if let Some(h) = let_in {
+            // A better host than the one let in joined the waiting ones: it goes first (the
+            // one let in may sit where a focused pick never looks, while the better one waits).
+            let Some(hk) = self.key(h) else { return };
+            let gate = &mut self.gates[gi as usize];
+            if gate.waiting.first().is_none_or(|w| *w >= hk) {
+                return;
+            }
+            gate.let_in = None;
+            self.ready.remove(&hk);
+            let s = &mut self.slots[h as usize];
+            s.in_ready = false;
+            s.in_wait = true;
+            self.gates[gi as usize].waiting.insert(hk);
+        }
+        let gate = &mut self.gates[gi as usize];
+        if gate.waiting.is_empty() {
+            return;
+        }
+        match gate.state {
+            GateState::OpenAt(t) if t <= now => {
+                let Some(key) = gate.waiting.pop_first() else { return };
+                gate.let_in = Some(key.id);
+                let s = &mut self.slots[key.id as usize];
+                s.in_wait = false;
+                s.in_ready = true;
+                self.ready.insert(key);
+            }
+            GateState::OpenAt(t) if gate.timer_at != Some(t) => {
+                gate.gen = gate.gen.wrapping_add(1);
+                gate.timer_at = Some(t);
+                self.gate_timers.push(Reverse((t, gi, gate.gen)));
+            }
+            GateState::OpenAt(_) => {}
+            GateState::Shut => {}
+        }
+    }
+
+    /// A new gate, open now.
+    pub fn new_gate(&mut self, now: Instant) -> GateId {
+        let gate = Gate {
+            state: GateState::OpenAt(now),
+            waiting: BTreeSet::new(),
+            let_in: None,
+            members: 0,
+            gen: 0,
+            timer_at: None,
+            live: true,
+        };
+        match self.free_gates.pop() {
+            Some(g) => {
+                let gen = self.gates[g as usize].gen.wrapping_add(1);
+                self.gates[g as usize] = Gate { gen, ..gate };
+                g
+            }
+            None => {
+                self.gates.push(gate);
+                (self.gates.len() - 1) as GateId
+            }
+        }
+    }
+
+    /// Put the host behind `gate` (None: no gate).
+    pub fn set_gate(&mut self, id: HostId, gate: Option<GateId>, now: Instant) {
+        let Some(s) = self.slot(id) else { return };
+        let gate = gate.filter(|g| self.gates.get(*g as usize).is_some_and(|g| g.live));
+        let old = s.gate;
+        if old == gate {
+            return;
+        }
+        self.unindex(id);
+        if let Some(g) = old {
+            self.gates[g as usize].members -= 1;
+        }
+        if let Some(g) = gate {
+            self.gates[g as usize].members += 1;
+        }
+        self.slots[id as usize].gate = gate;
+        self.index(id, now);
+        self.admit(old, now);
+        self.admit(gate, now);
+    }
+
+    /// The host's gate, if any.
+    pub fn gate(&self, id: HostId) -> Option<GateId> {
+        self.slot(id).and_then(|s| s.gate)
+    }
+
+    /// Hosts that belong to the gate.
+    pub fn gate_members(&self, g: GateId) -> usize {
+        self.gates.get(g as usize).filter(|g| g.live).map_or(0, |g| g.members)
+    }
+
+    /// The gate's state is now `state`. A host let in that may not start now goes back to
+    /// waiting.
+    pub fn set_gate_state(&mut self, g: GateId, state: GateState, now: Instant) {
+        let Some(gate) = self.gates.get_mut(g as usize).filter(|g| g.live) else { return };
+        gate.state = state;
+        let open = matches!(state, GateState::OpenAt(t) if t <= now);
+        if let (false, Some(h)) = (open, gate.let_in) {
+            self.unindex(h);
+            self.index(h, now);
+        }
+        self.admit(Some(g), now);
+    }
+
+    /// Forget a gate without members (false if it has some): its id may be reused.
+    pub fn drop_gate(&mut self, g: GateId) -> bool {
+        match self.gates.get_mut(g as usize) {
+            Some(gate) if gate.live && gate.members == 0 => {
+                gate.live = false;
+                gate.waiting.clear();
+                gate.let_in = None;
+                self.free_gates.push(g);
+                true
+            }
+            _ => false,
         }
     }
 
@@ -286,6 +476,7 @@ impl HostQueue {
             _ => {}
         }
         self.index(id, now);
+        self.admit(s_gate(&self.slots, id), now);
     }
 
     /// The host's politeness status is now `status`.
@@ -299,6 +490,7 @@ impl HostQueue {
         self.unindex(id);
         self.slots[id as usize].status = status;
         self.index(id, now);
+        self.admit(s_gate(&self.slots, id), now);
     }
 
     /// The hosts with queued URLs whose timers ran out by `now`, for the caller to set their
@@ -315,18 +507,31 @@ impl HostQueue {
             if s.gen != gen {
                 continue;
             }
-            if matches!(s.status, HostStatus::DueAt(_)) && s.best.is_some() && !s.in_ready {
+            if matches!(s.status, HostStatus::DueAt(_)) && s.best.is_some() && !s.in_ready && !s.in_wait {
                 self.unindex(id);
                 self.index(id, now);
+                self.admit(s_gate(&self.slots, id), now);
             }
             out.push(id);
+        }
+        while let Some(Reverse((t, g, gen))) = self.gate_timers.peek().copied() {
+            if t > now {
+                break;
+            }
+            self.gate_timers.pop();
+            if let Some(gate) = self.gates.get_mut(g as usize).filter(|gate| gate.live && gate.gen == gen) {
+                gate.timer_at = None;
+                self.admit(Some(g), now);
+            }
         }
         out
     }
 
     /// The soonest timer (possibly a stale one: waking early is harmless).
     pub fn next_timer(&self) -> Option<Instant> {
-        self.timers.peek().map(|Reverse((t, _, _))| *t)
+        let host = self.timers.peek().map(|Reverse((t, _, _))| *t);
+        let gate = self.gate_timers.peek().map(|Reverse((t, _, _))| *t);
+        host.into_iter().chain(gate).min()
     }
 
     /// The names of the hosts with queued URLs.
@@ -378,6 +583,10 @@ impl HostQueue {
             _ => return false,
         }
         self.unindex(id);
+        if let Some(g) = self.slots[id as usize].gate.take() {
+            self.gates[g as usize].members -= 1;
+            self.admit(Some(g), Instant::now());
+        }
         let s = &mut self.slots[id as usize];
         s.live = false;
         s.gen = s.gen.wrapping_add(1);
@@ -472,6 +681,76 @@ mod tests {
         assert_eq!(e, b, "the id is reused");
         assert_eq!(q.best(e), None);
         assert_eq!(q.interned(), 2);
+    }
+
+    #[test]
+    fn a_gate_lets_in_one_host_at_a_time_best_first() {
+        let t0 = Instant::now();
+        let mut q = HostQueue::new();
+        let all = PickRule { room: 10, focus: None };
+        let [a, b, c, x] = ["a", "b", "c", "x"].map(|h| q.intern(h, t0));
+        for (id, rank) in [(a, 3.0), (b, 2.0), (c, 1.0), (x, 0.5)] {
+            q.set_best(id, Some(1), rank, t0);
+        }
+        let g = q.new_gate(t0);
+        for id in [a, b, c] {
+            q.set_gate(id, Some(g), t0);
+        }
+        assert_eq!(q.gate_members(g), 3);
+        // Open: its best host is let in; x has no gate.
+        assert_eq!(names(&q, &q.pick(all)), ["a", "x"]);
+        // a starts (busy), the gate shuts for 100 ms: nobody of the gate is ready.
+        q.set_status(a, HostStatus::Busy, t0);
+        q.set_gate_state(g, GateState::OpenAt(ms(t0, 100)), t0);
+        assert_eq!(names(&q, &q.pick(all)), ["x"]);
+        assert_eq!(q.next_timer(), Some(ms(t0, 100)));
+        assert!(!q.only_resting(), "hosts waiting at a gate keep the crawl going");
+        // The gate opens on its timer: b (the best waiting) is let in, c still waits.
+        assert!(q.expired(ms(t0, 100)).is_empty());
+        assert_eq!(names(&q, &q.pick(all)), ["b", "x"]);
+        // Shut (its requests in flight at their bound): b goes back to waiting.
+        q.set_gate_state(g, GateState::Shut, ms(t0, 100));
+        assert_eq!(names(&q, &q.pick(all)), ["x"]);
+        // A rank change reorders the waiting hosts.
+        q.set_best(c, Some(1), 9.0, ms(t0, 100));
+        q.set_gate_state(g, GateState::OpenAt(ms(t0, 100)), ms(t0, 100));
+        assert_eq!(names(&q, &q.pick(all)), ["c", "x"]);
+        // A better host joining the waiting ones takes the place of the one let in.
+        q.set_best(a, Some(1), 20.0, ms(t0, 100));
+        q.set_status(a, HostStatus::DueAt(ms(t0, 100)), ms(t0, 100));
+        assert_eq!(names(&q, &q.pick(all)), ["a", "x"]);
+        q.set_status(a, HostStatus::Busy, ms(t0, 100));
+        assert_eq!(names(&q, &q.pick(all)), ["c", "x"]);
+        // The host let in leaves (nothing queued): the next one is let in at once.
+        q.set_best(c, None, 0.0, ms(t0, 100));
+        assert_eq!(names(&q, &q.pick(all)), ["b", "x"]);
+        // Out of the gate: b is ready on its own; a gate without members can be dropped.
+        assert!(!q.drop_gate(g));
+        for id in [a, b, c] {
+            q.set_gate(id, None, ms(t0, 100));
+        }
+        q.set_status(a, HostStatus::DueAt(ms(t0, 100)), ms(t0, 100));
+        assert_eq!(names(&q, &q.pick(all)), ["a", "b", "x"]);
+        assert_eq!(q.gate_members(g), 0);
+        assert!(q.drop_gate(g));
+        assert_eq!(q.new_gate(t0), g, "the id is reused");
+    }
+
+    #[test]
+    fn an_evicted_host_leaves_its_gate() {
+        let t0 = Instant::now();
+        let mut q = HostQueue::new();
+        let [a, b] = ["a", "b"].map(|h| q.intern(h, t0));
+        let g = q.new_gate(t0);
+        q.set_gate(a, Some(g), t0);
+        q.set_gate(b, Some(g), t0);
+        q.set_best(a, Some(1), 2.0, t0);
+        q.set_best(b, Some(1), 1.0, t0);
+        assert_eq!(names(&q, &q.pick(PickRule { room: 9, focus: None })), ["a"]);
+        q.set_best(a, None, 0.0, t0);
+        assert!(q.evict(a));
+        assert_eq!(q.gate_members(g), 1);
+        assert_eq!(names(&q, &q.pick(PickRule { room: 9, focus: None })), ["b"]);
     }
 
     #[test]

@@ -9,7 +9,9 @@ use store::FrontierEntry;
 use crate::partition::PartitionRouter;
 use url::Url;
 
-use crate::urls::{canonical_url, resolve, surt_host_key, OutOfScope, ScopeRules, TrapGuard, UrlError};
+use crate::urls::{
+    canonical_url, registrable_domain, resolve, surt_host_key, OutOfScope, ScopeRules, TrapGuard, UrlError,
+};
 
 /// Links taken from one page by default (`ditto crawl --max-links-per-page`). Pages with
 /// more are rare (sitemaps-as-HTML, directory listings) or hostile (issue 26: one page of
@@ -29,6 +31,9 @@ pub struct LinkPolicy {
     /// Partitioned crawls: links to hosts another partition owns go to it
     /// (`crate::partition`).
     pub partition: Option<Arc<PartitionRouter>>,
+    /// Queue URLs by registrable domain rather than host (`--politeness-key domain`): the
+    /// hosts of a domain share one queue, and so its politeness and page cap.
+    pub key_by_domain: bool,
 }
 
 impl LinkPolicy {
@@ -40,6 +45,7 @@ impl LinkPolicy {
             max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
             rejected: Mutex::new(BTreeMap::new()),
             partition: None,
+            key_by_domain: false,
         }
     }
 
@@ -107,7 +113,11 @@ impl LinkPolicy {
             self.reject(t.as_str());
             return None;
         }
-        let host_key = surt_host_key(parsed.host_str().unwrap_or(""));
+        let host = parsed.host_str().unwrap_or("");
+        let host_key = match self.key_by_domain.then(|| registrable_domain(host)).flatten() {
+            Some(domain) => surt_host_key(&domain),
+            None => surt_host_key(host),
+        };
         Some(FrontierEntry { url: parsed.into(), host_key, depth, priority, hops: 0 })
     }
 

@@ -12,6 +12,9 @@
 //! | `priority.rs` | [`HostRanker`]: which hosts are fetched from next, when the caller ranks them |
 //! | `hostq.rs` | [`hostq::HostQueue`]: the hosts with queued URLs, ranked, and which may start now, at a cost per change |
 //! | `retire.rs` | [`RetireConfig`]: hosts retired after repeated connection failures or an unreachable robots.txt, their URLs finished as failed |
+//! | `retiring.rs` | the scheduler's side of it: failures counted, retired hosts' URLs finished, retirements ended |
+//! | `servers.rs` | [`ServerConfig`]: politeness per IP address over its hosts, and `--politeness-key` |
+//! | `gating.rs` | the scheduler's side of it: addresses learnt before a host's first request, hosts behind their address's gate |
 //! | `events.rs` | [`CrawlEvent`] and [`CrawlCounters`] |
 //! | `run.rs` | [`crawl`]: resume, seed, schedule, wind down (feature `net`) |
 
@@ -30,14 +33,19 @@ mod events;
 mod fetched;
 #[cfg(feature = "net")]
 mod finish;
+#[cfg(feature = "net")]
+mod gating;
 pub mod hostq;
 mod links;
 mod priority;
 mod retire;
 #[cfg(feature = "net")]
+mod retiring;
+#[cfg(feature = "net")]
 mod run;
 #[cfg(feature = "net")]
 mod schedule;
+mod servers;
 
 pub use events::{CrawlCounters, CrawlEvent, FailureLog};
 pub use links::{LinkPolicy, DEFAULT_MAX_LINKS_PER_PAGE};
@@ -45,6 +53,7 @@ pub use priority::{rank_hosts, HostRanker, RankedHost};
 pub use retire::{RetireConfig, RetireReason};
 #[cfg(feature = "net")]
 pub use run::{crawl, CrawlIo, FetchRecorder};
+pub use servers::{PolitenessKey, ServerConfig, DEFAULT_PER_IP_IN_FLIGHT, DEFAULT_PER_IP_MIN_GAP};
 
 /// A fetched page on its way to detection, with the frontier ticket it completes.
 #[derive(Debug)]
@@ -119,6 +128,9 @@ pub struct CrawlConfig {
     pub max_links_per_page: usize,
     /// When hosts retire for failing ([`RetireConfig`]).
     pub retire: RetireConfig,
+    /// Politeness per IP address over its hosts, and what the per-host rules apply to
+    /// ([`ServerConfig`]).
+    pub servers: ServerConfig,
 }
 
 /// With a ranker, this many of the best hosts are always eligible by default (see
@@ -152,6 +164,7 @@ impl Default for CrawlConfig {
             failure_log: None,
             max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
             retire: RetireConfig::default(),
+            servers: ServerConfig::default(),
         }
     }
 }

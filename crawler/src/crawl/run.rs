@@ -8,7 +8,7 @@ use store::{FrontierEntry, Store};
 use tokio::sync::mpsc;
 
 use super::schedule::Scheduler;
-use super::{CrawlConfig, CrawlCounters, CrawlReport, LinkPolicy, PageSink};
+use super::{CrawlConfig, CrawlCounters, CrawlEvent, CrawlReport, LinkPolicy, PageSink};
 use crate::error::CrawlError;
 use crate::fetch::{FetchResponse, Fetcher};
 
@@ -45,6 +45,10 @@ pub async fn crawl(
     let stopped_by = scheduler.run(&mut done_rx).await?;
     scheduler.wind_down(&mut done_rx, stopped_by).await?;
     let s = &scheduler;
+    let stale = s.fetcher.stale_retries();
+    if stale > 0 {
+        s.counters.add(CrawlEvent::StaleConnectionRetried, stale);
+    }
     let mut links_rejected = s.links.rejected();
     match s.store.frontier_dropped_full() {
         0 => {}

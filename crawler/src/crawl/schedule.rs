@@ -15,6 +15,7 @@ use url::Url;
 use super::fetched::{fetch_robots, unix_now, Done, DoneKind};
 use super::hostq::{FocusRule, HostQueue, HostStatus, PickRule, Picked};
 use super::retire::Retirements;
+use super::servers::{Resolved, Servers};
 use super::{CrawlConfig, CrawlCounters, CrawlEvent, CrawlIo, FetchRecorder, LinkPolicy, PageSink};
 use crate::error::CrawlError;
 use crate::fetch::{FetchErrorKind, Fetcher};
@@ -75,7 +76,7 @@ struct Pass {
 /// The crawl's state between steps.
 pub(super) struct Scheduler {
     pub(super) store: Arc<Store>,
-    fetcher: Fetcher,
+    pub(super) fetcher: Fetcher,
     pub(super) cfg: CrawlConfig,
     pub(super) links: Arc<LinkPolicy>,
     pub(super) sink: Arc<dyn PageSink>,
@@ -95,13 +96,18 @@ pub(super) struct Scheduler {
     pub(super) retries: HashMap<String, u32>,
     /// Hosts retired for failing, and the failures in a row of the others.
     pub(super) retired: Retirements,
+    /// The hosts' IP addresses and the requests per address ([`super::servers`]).
+    pub(super) servers: Servers,
+    /// Address lookups that finished.
+    pub(super) resolved_tx: UnboundedSender<Resolved>,
+    pub(super) resolved_rx: UnboundedReceiver<Resolved>,
     done_tx: UnboundedSender<Done>,
     pub(super) in_flight: usize,
     pages_started: u64,
     /// The hosts with queued URLs, ranked, and which of them may start a request now: kept
     /// up to date host by host (told by the store which hosts got new URLs, by the ranker
     /// which hosts' ranks changed, by its own pops and finished fetches), never re-sorted.
-    queue: HostQueue,
+    pub(super) queue: HostQueue,
     /// Hosts whose queues ran empty, and when they may be forgotten ([`EVICT_IDLE`]), oldest
     /// first.
     idle_hosts: VecDeque<(Instant, String)>,
@@ -116,7 +122,7 @@ pub(super) struct Scheduler {
     idle_since: Option<Instant>,
     /// Notified by the store when hosts get new URLs or tickets are completed
     /// ([`Store::frontier_set_waker`]), so that a waiting loop wakes at once.
-    frontier_changed: Arc<tokio::sync::Notify>,
+    pub(super) frontier_changed: Arc<tokio::sync::Notify>,
 }
 
 impl Scheduler {
@@ -135,6 +141,9 @@ impl Scheduler {
         store.frontier_set_waker(move || notify.notify_one());
         let limiter = cfg.global_rate.and_then(rate_quota).map(RateLimiter::direct);
         let retired = Retirements::new(cfg.retire);
+        let (per_ip, gap) = cfg.servers.effective(cfg.polite.per_host_concurrency, cfg.polite.min_delay);
+        let servers = Servers::new(per_ip, gap, crate::dns::DEFAULT_DNS_TTL);
+        let (resolved_tx, resolved_rx) = tokio::sync::mpsc::unbounded_channel();
         Scheduler {
             store,
             fetcher,
@@ -151,6 +160,9 @@ impl Scheduler {
             host_pages: HashMap::new(),
             retries: HashMap::new(),
             retired,
+            servers,
+            resolved_tx,
+            resolved_rx,
             done_tx,
             in_flight: 0,
             pages_started: 0,
@@ -174,6 +186,7 @@ impl Scheduler {
             while let Ok(done) = done_rx.try_recv() {
                 self.finish(done)?;
             }
+            self.take_resolved(Instant::now());
             self.counters.in_flight.store(self.in_flight as u64, Relaxed);
             if self.stop.load(Relaxed) {
                 return Ok(StopReason::Signal);
@@ -231,6 +244,7 @@ impl Scheduler {
         if self.hosts.get(&host).is_none_or(|st| st.in_flight == 0) {
             self.active_hosts = self.active_hosts.saturating_sub(1);
         }
+        self.server_finished(&host, now.max(Instant::now()));
         self.update_host(&host, now.max(Instant::now()));
         result
     }
@@ -322,6 +336,9 @@ impl Scheduler {
         if self.retired.get(host).is_some() {
             return HostStatus::Drain;
         }
+        if let Some(status) = self.resolving_status(host) {
+            return status;
+        }
         match self.robots.get(host) {
             Some(RobotsSlot::Refused) => return HostStatus::Drain,
             Some(RobotsSlot::Fetching) => return HostStatus::Busy,
@@ -371,6 +388,7 @@ impl Scheduler {
             self.host_pages.remove(&host);
             self.retired.forget(&host);
             self.queue.evict(id);
+            self.forget_addr(&host);
         }
     }
 
@@ -449,6 +467,11 @@ impl Scheduler {
             self.update_host(host, now);
             return Ok(());
         }
+        // Its IP address first (per-address politeness): the host may have to wait for it.
+        if !self.address_ready(host, now)? {
+            pass.started_any = true;
+            return Ok(());
+        }
         // robots.txt first, once per host (and again after it expires).
         let robots = match self.robots.get(host) {
             Some(RobotsSlot::Ready(r, expires)) if *expires > now => r.clone(),
@@ -465,6 +488,7 @@ impl Scheduler {
             self.active_hosts += 1;
         }
         st.on_start(now, &self.cfg.polite);
+        self.server_started(host, now);
     }
 
     /// Fetch the host's robots.txt (at the scheme and authority of its next URL).

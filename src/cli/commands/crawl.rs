@@ -18,11 +18,27 @@ pub fn run(a: &CrawlArgs) -> Result<()> {
     // Checked before the store is created, and again by the engine for other callers.
     crate::crawl::check_user_agent(a.user_agent()?)?;
     let seeds = a.seed_urls()?;
-    let mut loaded = labelset::load_for_scan(a.labelset()?, None, &[], true)?;
+    // `--focus bfs` may crawl without a label set (`to_settings` says when one is needed).
+    let file = match (&a.labelset, a.focus) {
+        (None, crate::pipeline::stages::Focus::Bfs) => None,
+        _ => Some(a.labelset()?),
+    };
+    let mut loaded = match file {
+        Some(ls) => labelset::load_for_scan(ls, None, &[], true)?,
+        None => labelset::load_without_labelset(&[], true)?,
+    };
     let settings = a.to_settings(seeds, loaded.normalization)?;
     eprintln!("{}", a.bounds_line());
-    let store =
-        labelset::open_store_for_writing(&a.store, a.labelset()?, &mut loaded, store::CRAWL_CACHE_BYTES)?;
+    let store = match file {
+        Some(ls) => labelset::open_store_for_writing(&a.store, ls, &mut loaded, store::CRAWL_CACHE_BYTES)?,
+        None => {
+            eprintln!(
+                "no label set: a breadth-first crawl storing pages with nothing labeled; {} work on the store",
+                labelset::WITHOUT_LABELSET
+            );
+            labelset::open_store_without_labelset(&a.store, &mut loaded)?
+        }
+    };
     store.set_frontier_cap(a.max_queued)?;
     // `ditto report`/`stats`/`labels export` read consistent snapshots of it meanwhile.
     store.serve_snapshots()?;

@@ -29,8 +29,10 @@ pub struct CrawlArgs {
     /// (the crawl leaves no other copy); with it, evidence is read back from the WARC files.
     #[arg(long)]
     pub keep_text: bool,
-    /// Chunk label set (.dls) to detect while crawling.
-    #[arg(long, env = "DITTO_LABELSET", required_unless_present = "explain_priority")]
+    /// Chunk label set (.dls) to detect while crawling. Required with --focus labeled (the
+    /// default), which ranks links by it; --focus bfs crawls without one (pages are stored
+    /// with nothing labeled: `report` and `review` then have nothing to judge).
+    #[arg(long, env = "DITTO_LABELSET")]
     pub labelset: Option<PathBuf>,
     /// What to match: `passage` (default) finds labeled passages in edited copies (words
     /// changed, paragraphs split or joined) as well as exact chunks, where the label set has a
@@ -75,10 +77,11 @@ pub struct CrawlArgs {
     /// Rotate WARC files past this size.
     #[arg(long, default_value_t = 1 << 30)]
     pub warc_max_bytes: u64,
-    /// `labeled` (the default): URLs by expected yield: anchor text and URL tokens naming
-    /// label-set titles, links from copying pages and bad neighborhoods, tunnelling through a
-    /// few pages, and per-host learning (hosts whose pages carry labeled chunks first, hosts
-    /// with text but none fall behind); `bfs`: breadth first.
+    /// `labeled` (the default; needs --labelset): URLs by expected yield: anchor text and URL
+    /// tokens naming label-set titles, links from copying pages and bad neighborhoods,
+    /// tunnelling through a few pages, and per-host learning (hosts whose pages carry labeled
+    /// chunks first, hosts with text but none fall behind); `bfs`: breadth first, with or
+    /// without --labelset.
     #[arg(long, value_enum, default_value = "labeled")]
     pub focus: Focus,
     /// `--focus labeled`: fetch from at most this many of the best-ranked hosts at a time
@@ -134,6 +137,25 @@ pub struct CrawlArgs {
     /// Requests in flight per host.
     #[arg(long, default_value_t = 1)]
     pub per_host_concurrency: usize,
+    /// What the per-host rules (one request at a time, --min-delay-ms, backoff) apply to:
+    /// `host` (each host name), `domain` (each registrable domain: its hosts share one
+    /// queue, delay and --per-host-max-pages), or `ip` (each IP address: the per-address
+    /// bound below takes --per-host-concurrency and --min-delay-ms where they are stricter).
+    /// The per-address bound applies with every key. Keep one key for a store: its queue is
+    /// kept by it.
+    #[arg(long, value_enum, default_value = "host")]
+    pub politeness_key: PolitenessKeyArg,
+    /// Requests in flight to one IP address over all its hosts (a farm of 500 domains on one
+    /// server gets this many at once, not 500). Addresses are learnt before a host's first
+    /// request (--resolve mappings, or DNS answers kept for 5 minutes). 0: no bound.
+    #[arg(long, default_value_t = crawler::crawl::DEFAULT_PER_IP_IN_FLIGHT)]
+    pub per_ip_in_flight: usize,
+    /// Least time between the starts of two requests to one IP address over all its hosts,
+    /// in milliseconds. Default: --min-delay-ms / 10 (100 at the default: an address gets at
+    /// most 10 requests a second where each host gets 1). 0 with --per-ip-in-flight 0: no
+    /// per-address bound (as for a benchmark web whose hosts all sit on one loopback server).
+    #[arg(long)]
+    pub per_ip_min_delay_ms: Option<u64>,
     /// Global cap on requests per second over all hosts, fractions exact (0.2: one request
     /// every 5 s); bursts of up to the whole part after a quiet spell.
     #[arg(long, value_parser = parse_rate)]
@@ -213,6 +235,24 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `--politeness-key`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PolitenessKeyArg {
+    Host,
+    Domain,
+    Ip,
+}
+
+impl From<PolitenessKeyArg> for crawler::crawl::PolitenessKey {
+    fn from(k: PolitenessKeyArg) -> Self {
+        match k {
+            PolitenessKeyArg::Host => crawler::crawl::PolitenessKey::Host,
+            PolitenessKeyArg::Domain => crawler::crawl::PolitenessKey::Domain,
+            PolitenessKeyArg::Ip => crawler::crawl::PolitenessKey::Ip,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ScopeArg {
     Any,
@@ -279,14 +319,31 @@ impl CrawlArgs {
         };
         format!(
             "scope {}{why}: follows {where_to}, at most {} pages, {} per host, {} links deep, \
-             {} URLs queued; robots.txt and at least {} ms between requests on every host",
+             {} URLs queued; robots.txt and at least {} ms between requests on every host{}",
             scope.name(),
             self.max_pages,
             self.per_host_max_pages(),
             self.max_depth,
             self.max_queued,
-            self.min_delay_ms
+            self.min_delay_ms,
+            self.per_ip_line()
         )
+    }
+
+    /// `--per-ip-min-delay-ms`, or its default: a tenth of `--min-delay-ms`.
+    pub fn per_ip_gap_ms(&self) -> u64 {
+        self.per_ip_min_delay_ms.unwrap_or(self.min_delay_ms / 10)
+    }
+
+    /// The per-address bound, as the bounds line says it.
+    fn per_ip_line(&self) -> String {
+        let gap = self.per_ip_gap_ms();
+        match (self.per_ip_in_flight, gap) {
+            (0, 0) => ", no bound per IP address".to_string(),
+            (0, g) => format!(", at least {g} ms between requests to one IP address"),
+            (n, 0) => format!(", at most {n} at once to one IP address"),
+            (n, g) => format!(", at most {n} at once and {g} ms apart to one IP address"),
+        }
     }
 
     /// The crawl's settings; `seeds` are the URLs from `--seed` and `--seeds`, and
@@ -296,11 +353,10 @@ impl CrawlArgs {
         seeds: Vec<String>,
         normalization: Normalization,
     ) -> anyhow::Result<CrawlSettings> {
-        let labelset = self.labelset()?;
         let focus_opts = match self.focus {
             Focus::Bfs => FocusOptions::default(),
             Focus::Labeled => FocusOptions {
-                titles: crate::labelset::source_titles(labelset)?,
+                titles: crate::labelset::source_titles(self.labelset()?)?,
                 log: Some(crate::pipeline::focus::log_path_for(&self.store)),
                 hosts: self.focus_hosts.max(1),
                 rank_span: self.focus_rank_span,
@@ -333,6 +389,11 @@ impl CrawlArgs {
                 max_in_flight: self.max_in_flight.max(1),
                 focus_min_hosts: self.focus_min_hosts,
                 max_links_per_page: self.max_links_per_page.max(1),
+                servers: crawler::crawl::ServerConfig {
+                    key: self.politeness_key.into(),
+                    per_ip_in_flight: self.per_ip_in_flight,
+                    per_ip_min_gap: Duration::from_millis(self.per_ip_gap_ms()),
+                },
                 retire: crawler::crawl::RetireConfig {
                     after_failures: self.retire_after,
                     retire_for: Duration::from_secs(self.retire_for_secs),
@@ -364,9 +425,14 @@ impl CrawlArgs {
         })
     }
 
-    /// `--labelset` (required unless `--explain-priority`).
+    /// `--labelset`, which `--focus labeled` (the default) needs.
     pub fn labelset(&self) -> anyhow::Result<&std::path::Path> {
-        self.labelset.as_deref().ok_or_else(|| anyhow::anyhow!("--labelset FILE.dls is required"))
+        self.labelset.as_deref().ok_or_else(|| {
+            anyhow::anyhow!(
+                "--labelset FILE.dls is required with --focus labeled (the default), which ranks links by \
+                 it; --focus bfs crawls without one"
+            )
+        })
     }
 
     /// `--user-agent` (required unless `--explain-priority`).
@@ -413,6 +479,20 @@ mod tests {
     }
 
     #[test]
+    fn breadth_first_needs_no_label_set() {
+        let base = ["crawl", "--store", "s.db", "--user-agent", "t/1 (+http://t/)", "--focus", "bfs"];
+        let a = Cmd::try_parse_from(base).map(|c| c.a).expect("bfs without --labelset parses");
+        assert!(a.labelset.is_none());
+        let s = a.to_settings(vec!["http://a.test/".into()], Normalization::default()).expect("settings");
+        assert_eq!(s.focus, Focus::Bfs);
+        // The focused crawl says what it needs.
+        let labeled = Cmd::try_parse_from(&base[..5]).map(|c| c.a).expect("parses");
+        let e = labeled.to_settings(vec![], Normalization::default()).err().expect("refused").to_string();
+        assert!(e.contains("--labelset FILE.dls is required with --focus labeled"), "{e}");
+        assert!(e.contains("--focus bfs crawls without one"), "{e}");
+    }
+
+    #[test]
     fn a_focused_crawl_goes_to_any_domain_within_a_budget_by_default() {
         let a = parse(&[]);
         assert_eq!(a.scope(), ScopeArg::Any);
@@ -421,6 +501,11 @@ mod tests {
         let line = a.bounds_line();
         assert!(line.starts_with("scope any (the default of --focus labeled"), "{line}");
         assert!(line.contains("at most 100000 pages, 1000 per host"), "{line}");
+        assert!(line.ends_with(", at most 8 at once and 100 ms apart to one IP address"), "{line}");
+        assert_eq!(parse(&["--min-delay-ms", "20"]).per_ip_gap_ms(), 2);
+        assert_eq!(parse(&["--min-delay-ms", "20", "--per-ip-min-delay-ms", "7"]).per_ip_gap_ms(), 7);
+        let none = parse(&["--per-ip-in-flight", "0", "--per-ip-min-delay-ms", "0"]);
+        assert!(none.bounds_line().ends_with(", no bound per IP address"));
         // Breadth first keeps to the seeds' domains, and an explicit scope is kept.
         let bfs = parse(&["--focus", "bfs"]);
         assert_eq!((bfs.scope(), bfs.per_host_max_pages()), (ScopeArg::Domain, PER_HOST_PAGES_DOMAIN));
