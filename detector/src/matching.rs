@@ -41,6 +41,12 @@ pub trait StopList: Sync {
     fn may_contain_text(&self, _normalized: &[u8]) -> bool {
         true
     }
+
+    /// The passages of the list's texts, taken with `p`: common text is no passage evidence
+    /// either (issue 36). The default: none.
+    fn stop_passages(&self, _p: crate::passages::PassageParams) -> Vec<crate::passages::PassageHash> {
+        Vec::new()
+    }
 }
 
 /// Whether the match stage can use the SHA-1 of a chunk whose normalized text is
