@@ -57,15 +57,25 @@ impl EvidenceRow {
         title: Option<String>,
         url: Option<String>,
     ) -> Self {
-        let passage = p.passages.as_ref().is_some_and(|s| s.blocks.contains(&e.block));
         EvidenceRow {
             url: p.url.clone(),
             passage: e.passage.clone(),
             source_id: e.source,
             source_title: title,
             source_url: url,
-            match_kind: if passage { "passage" } else { "exact" },
+            match_kind: match_kind(p, e),
         }
+    }
+}
+
+/// How evidence `e` of page `p` was found: `passage` when its block counts as labeled
+/// through labeled passages (an edited copy), else `exact`. The one rule of every report
+/// and of the `ditto_detect` wheel (`crate::api`).
+pub fn match_kind(p: &store::PageRecord, e: &store::Evidence) -> &'static str {
+    if p.passages.as_ref().is_some_and(|s| s.blocks.contains(&e.block)) {
+        "passage"
+    } else {
+        "exact"
     }
 }
 
