@@ -118,7 +118,22 @@ def recrawl_plan(
     something to skip."""
 
 PageRow = Tuple[
-    str, str, int, int, int, int, int, int, float, int, List[str], List[Tuple[int, int]], List[Tuple[int, str]]
+    str,
+    str,
+    int,
+    int,
+    int,
+    int,
+    int,
+    int,
+    float,
+    int,
+    List[str],
+    List[Tuple[int, int]],
+    List[Tuple[int, str]],
+    List[Literal["exact", "passage"]],
+    Optional[int],
+    Optional[int],
 ]
 
 class WarcScan:
@@ -127,8 +142,10 @@ class WarcScan:
     @property
     def pages(self) -> List[PageRow]:
         """``(url, file_hash, warc_offset, fetch_time, status, chunks, labeled_chunks,
-        stop_chunks, contains, contains_fixed, neighborhoods, sources, evidence)`` per analysed
-        page, each capture once."""
+        stop_chunks, contains, contains_fixed, neighborhoods, sources, evidence, evidence_match,
+        words, covered_words)`` per analysed page, each capture once; ``evidence_match`` says
+        how each of ``evidence`` was found, ``words``/``covered_words`` are None when passages
+        were not matched."""
     @property
     def accumulators(self) -> List[Tuple[str, int, int, int, int]]:
         """``(neighborhood, pages, chunks, labeled_chunks, contains_sum_fixed)``."""
