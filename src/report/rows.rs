@@ -59,7 +59,6 @@ pub struct EvidenceRow {
 impl EvidenceRow {
     /// The row for evidence `e` of page `p`.
     pub fn of(p: &store::PageRecord, e: &store::Evidence, names: &dyn super::SourceNames) -> Self {
-        let passage = p.passages.as_ref().is_some_and(|s| s.blocks.contains(&e.block));
         let (title, url) = names.name(e.source).unzip();
         let source_passage = names.source_passage(e.source, &e.passage);
         let differs = source_passage
@@ -71,11 +70,22 @@ impl EvidenceRow {
             source_id: e.source,
             source_title: title,
             source_url: url,
-            match_kind: if passage { "passage" } else { "exact" },
+            match_kind: match_kind(p, e),
             source_passage: source_passage
                 .map(|s| crate::source::text::shorten_passage(&s, crate::source::text::PASSAGE_CHARS)),
             differs,
         }
+    }
+}
+
+/// How evidence `e` of page `p` was found: `passage` when its block counts as labeled
+/// through labeled passages (an edited copy), else `exact`. The one rule of every report
+/// and of the `ditto_detect` wheel (`crate::api`).
+pub fn match_kind(p: &store::PageRecord, e: &store::Evidence) -> &'static str {
+    if p.passages.as_ref().is_some_and(|s| s.blocks.contains(&e.block)) {
+        "passage"
+    } else {
+        "exact"
     }
 }
 
