@@ -228,6 +228,8 @@ fn neighborhoods(
             sources,
             evidence,
             near_duplicate_of: None,
+            noindex: false,
+            canonical: None,
         });
     }
     Ok((th, rows))
@@ -328,6 +330,7 @@ fn pages(
     let rows = flagged
         .into_iter()
         .map(|p| {
+            let directives = page_directives(stores, &p.url)?;
             let per_source = p.sources.iter().map(|s| (s.source, s.chunks as u64)).collect();
             let evidence = p
                 .evidence
@@ -344,7 +347,7 @@ fn pages(
                     }
                 })
                 .collect();
-            ReportRow {
+            Ok(ReportRow {
                 level: "page",
                 neighborhood: p.url.clone(),
                 badness: p.contains,
@@ -356,10 +359,23 @@ fn pages(
                 sources: top_sources(per_source, names, cfg.sources),
                 evidence,
                 near_duplicate_of: p.near_duplicate_of.clone(),
-            }
+                noindex: directives.noindex,
+                canonical: directives.canonical,
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     Ok((th, rows))
+}
+
+/// What the page at `url` told the crawl of itself (`noindex`, a canonical URL elsewhere),
+/// from the first store that recorded any.
+fn page_directives(stores: &[&Store], url: &str) -> Result<store::PageDirectives> {
+    for s in stores {
+        if let Some(d) = s.page_directives(url)? {
+            return Ok(d);
+        }
+    }
+    Ok(store::PageDirectives::default())
 }
 
 /// After `N above …`: how many are listed when review labels or `--limit` left some out

@@ -263,6 +263,8 @@ mod tests {
                 source_url: None,
             }],
             near_duplicate_of: None,
+            noindex: false,
+            canonical: None,
         };
         let b = report_batch(&[row("http://a/", 2), row("http://b/", 0)]).unwrap();
         assert_eq!(b.num_rows(), 2);

@@ -2,15 +2,15 @@
 //! frontier (URL finished, requeued, or redirected), the WARC recorder and the page sink.
 
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use detector::{Page, PageOrigin};
 use store::FrontierEntry;
 use url::Url;
 
-use super::schedule::{host_state, unix_now, RobotsSlot, Scheduler};
+use super::schedule::{host_state, unix_now, Scheduler};
 use super::{CrawlEvent, CrawledPage, FetchRecorder};
+use crate::directives::directives;
 use crate::error::CrawlError;
 use crate::fetch::{parse_retry_after, FetchError, FetchErrorKind, FetchResponse, Fetcher};
 use crate::politeness::Outcome;
@@ -27,6 +27,8 @@ pub(super) struct Done {
 
 pub(super) enum DoneKind {
     Robots {
+        /// The origin whose robots.txt this is (`scheme://host:port`).
+        origin: String,
         state: RobotsState,
         outcome: Outcome,
         crawl_delay_token: Option<f64>,
@@ -46,8 +48,8 @@ impl Scheduler {
         let now = done.finished;
         match done.kind {
             DoneKind::Robots { refused: true, .. } => self.finish_refused_robots(done.host, now),
-            DoneKind::Robots { state, outcome, crawl_delay_token, refused: false } => {
-                self.finish_robots(done.host, state, outcome, crawl_delay_token, now)
+            DoneKind::Robots { origin, state, outcome, crawl_delay_token, refused: false } => {
+                self.finish_robots(done.host, origin, state, outcome, crawl_delay_token, now)
             }
             DoneKind::Page { entry, result: Err(e), .. } => {
                 self.finish_failed_fetch(&done.host, entry, &e, now)?
@@ -65,7 +67,7 @@ impl Scheduler {
         // No request left the crawler: no politeness wait, no retry.
         st.in_flight = st.in_flight.saturating_sub(1);
         self.counters.event(CrawlEvent::RobotsRefusedAddress);
-        self.robots.insert(host, RobotsSlot::Refused);
+        self.robots.refuse(&host);
     }
 
     /// robots.txt fetched (or found unavailable): its Crawl-delay, backoff, and how long
@@ -73,6 +75,7 @@ impl Scheduler {
     fn finish_robots(
         &mut self,
         host: String,
+        origin: String,
         state: RobotsState,
         outcome: Outcome,
         crawl_delay_token: Option<f64>,
@@ -96,7 +99,7 @@ impl Scheduler {
             }
             _ => self.cfg.robots_ttl,
         };
-        self.robots.insert(host, RobotsSlot::Ready(Arc::new(state), now + ttl));
+        self.robots.ready(&host, origin, state, now + ttl);
     }
 
     /// No response: back off; a timeout or refused connection gets one more try later.
@@ -152,10 +155,19 @@ impl Scheduler {
         match resp.status {
             // Try again after the backoff; the entry keeps its place.
             429 | 503 => self.store.frontier_requeue(&entry)?,
+            // A conditional request's "unchanged" (a recrawl's): no body, nothing to hand on.
+            304 => {
+                self.counters.event(CrawlEvent::NotModified);
+                if let Some(log) = &self.cfg.failure_log {
+                    log.write(&entry.url, CrawlEvent::NotModified, "not modified since the stored capture");
+                }
+                self.store.frontier_finish(&entry.url, &[])?;
+            }
             300..=399 => self.follow_redirect(&entry, &resp)?,
             200..=299
                 if !resp.truncated && (self.cfg.accept_content)(resp.header("content-type"), &resp.body) =>
             {
+                self.obey_directives(&entry, &resp)?;
                 self.hand_on(entry, resp, fetch_time, warc)
             }
             200..=299 => {
@@ -220,6 +232,57 @@ impl Scheduler {
         Ok(())
     }
 
+    /// What the page asks of crawlers ([`crate::directives`]): `nofollow` marks it for the
+    /// link policy (its links are refused when the caller admits them), a meta refresh's
+    /// target is queued as a redirect (within `max_redirects`), `noindex` and a canonical
+    /// URL elsewhere are counted.
+    fn obey_directives(&mut self, entry: &FrontierEntry, resp: &FetchResponse) -> Result<(), CrawlError> {
+        let html = detector::clean::sniff_kind(resp.header("content-type"), &resp.body)
+            == Some(detector::clean::DocKind::Html);
+        let x_robots = resp
+            .headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case("x-robots-tag"))
+            .map(|(_, v)| v.as_str());
+        let d = directives(x_robots, html.then_some(resp.body.as_slice()), &self.token);
+        if d.is_empty() {
+            return Ok(());
+        }
+        if d.nofollow {
+            self.counters.event(CrawlEvent::PageNofollow);
+            self.links.mark_nofollow(&entry.url);
+        }
+        if d.noindex {
+            self.counters.event(CrawlEvent::PageNoindex);
+        }
+        let base = Url::parse(&entry.url).ok();
+        let canonical = d.canonical.as_ref().and_then(|c| crate::urls::resolve(base.as_ref()?, c).ok());
+        let canonical = canonical.map(String::from).filter(|c| *c != entry.url);
+        if canonical.is_some() {
+            self.counters.event(CrawlEvent::PageCanonicalElsewhere);
+        }
+        if d.noindex || canonical.is_some() {
+            // Kept per URL for reports (the page's own batch comes later, downstream).
+            let kept = store::PageDirectives { noindex: d.noindex, canonical };
+            self.store.put_page_directives(&entry.url, &kept)?;
+        }
+        if let Some(target) = &d.refresh {
+            if entry.hops >= self.cfg.max_redirects {
+                self.counters.event(CrawlEvent::RedirectLimit);
+            } else if let Some(mut e) =
+                self.links.admit(Some(&entry.url), target, entry.depth, entry.priority)
+            {
+                if e.url != entry.url {
+                    e.hops = entry.hops + 1;
+                    self.counters.event(CrawlEvent::MetaRefreshFollowed);
+                    let next = self.links.route(vec![e]);
+                    self.store.frontier_add(&next)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Hand a page to the sink; its ticket is completed downstream.
     fn hand_on(
         &mut self,
@@ -253,6 +316,7 @@ impl Scheduler {
 pub(super) async fn fetch_robots(
     f: &Fetcher,
     url: &str,
+    origin: String,
     token: &str,
     rec: Option<&dyn FetchRecorder>,
 ) -> DoneKind {
@@ -276,11 +340,12 @@ pub(super) async fn fetch_robots(
                 let body = &resp.body[..resp.body.len().min(MAX_ROBOTS_BYTES)];
                 let state = RobotsState::from_status(resp.status, body);
                 let crawl_delay_token = state.crawl_delay(token);
-                return DoneKind::Robots { state, outcome, crawl_delay_token, refused: false };
+                return DoneKind::Robots { origin, state, outcome, crawl_delay_token, refused: false };
             }
             Err(e) => {
                 tracing::info!(url = %url, error = e.kind.as_str(), detail = %e.detail, "robots.txt fetch failed: the host waits");
                 return DoneKind::Robots {
+                    origin,
                     state: RobotsState::unreachable(),
                     outcome: Outcome::Failed,
                     crawl_delay_token: None,
@@ -291,6 +356,7 @@ pub(super) async fn fetch_robots(
     }
     // Redirect limit reached: RFC 9309 §2.3.1.2 says treat as unavailable (allow all).
     DoneKind::Robots {
+        origin,
         state: RobotsState::AllowAll,
         outcome: Outcome::Ok { elapsed: Duration::ZERO },
         crawl_delay_token: None,

@@ -10,6 +10,7 @@
 //! | `finish.rs` | a finished fetch back into host states, the frontier and the sink |
 //! | `links.rs` | [`LinkPolicy`]: which links enter the frontier |
 //! | `priority.rs` | [`HostRanker`]: which hosts are fetched from next, when the caller ranks them |
+//! | `robots_book.rs` | robots.txt per origin (RFC 9309 §2.3), grouped by host |
 //! | `events.rs` | [`CrawlEvent`] and [`CrawlCounters`] |
 //! | `run.rs` | [`crawl`]: resume, seed, schedule, wind down (feature `net`) |
 
@@ -28,6 +29,8 @@ mod events;
 mod finish;
 mod links;
 mod priority;
+#[cfg(feature = "net")]
+mod robots_book;
 #[cfg(feature = "net")]
 mod run;
 #[cfg(feature = "net")]

@@ -10,15 +10,15 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use store::Store;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
-use url::Url;
 
 use super::finish::{fetch_robots, Done, DoneKind};
 use super::priority::{rank_hosts, RankedHost};
+use super::robots_book::{origin_of, robots_url, RobotsBook};
 use super::{CrawlConfig, CrawlCounters, CrawlEvent, CrawlIo, FetchRecorder, LinkPolicy, PageSink};
 use crate::error::CrawlError;
 use crate::fetch::{FetchErrorKind, Fetcher};
 use crate::politeness::HostState;
-use crate::robots::{product_token, RobotsState};
+use crate::robots::product_token;
 
 /// How often the queue of hosts is refreshed while nothing else changes it.
 const REFRESH_EVERY: Duration = Duration::from_millis(200);
@@ -52,16 +52,6 @@ impl StopReason {
     }
 }
 
-/// What is known of a host's robots.txt.
-pub(super) enum RobotsSlot {
-    Fetching,
-    /// The rules, valid until the instant.
-    Ready(Arc<RobotsState>, Instant),
-    /// The SSRF guard refused the host's address (e.g. a link to a private IP, or a name
-    /// resolving to one): its URLs are finished without a request.
-    Refused,
-}
-
 /// A host's place in a pass: its rank and position among the eligible hosts.
 #[derive(Clone, Copy)]
 struct Slot {
@@ -88,12 +78,13 @@ pub(super) struct Scheduler {
     pub(super) recorder: Option<Arc<dyn FetchRecorder>>,
     pub(super) counters: Arc<CrawlCounters>,
     stop: Arc<AtomicBool>,
-    /// The User-Agent's product token, matched against robots.txt groups.
-    token: String,
+    /// The User-Agent's product token, matched against robots.txt groups and page directives.
+    pub(super) token: String,
     /// The global request rate cap, if any.
     limiter: Option<DefaultDirectRateLimiter>,
     pub(super) hosts: HashMap<String, HostState>,
-    pub(super) robots: HashMap<String, RobotsSlot>,
+    /// robots.txt per origin, by host ([`RobotsBook`]).
+    pub(super) robots: RobotsBook,
     /// Pages fetched per host, this run and before (for `per_host_max_pages`).
     host_pages: HashMap<String, u64>,
     done_tx: UnboundedSender<Done>,
@@ -147,7 +138,7 @@ impl Scheduler {
             token,
             limiter,
             hosts: HashMap::new(),
-            robots: HashMap::new(),
+            robots: RobotsBook::default(),
             host_pages: HashMap::new(),
             done_tx,
             in_flight: 0,
@@ -312,9 +303,7 @@ impl Scheduler {
             let slot = Slot { rank: h.rank, position: eligible };
             if self.cfg.ranker.is_some() {
                 // Resting and refused hosts cannot use a place among the best.
-                if !self.is_resting(&h.host, now)
-                    && !matches!(self.robots.get(&h.host), Some(RobotsSlot::Refused))
-                {
+                if !self.is_resting(&h.host, now) && !self.robots.is_refused(&h.host) {
                     let beyond_span =
                         eligible >= super::FOCUS_MIN_HOSTS && h.rank < best_rank * self.cfg.focus_rank_span;
                     if eligible >= self.cfg.focus_hosts.max(1) || beyond_span {
@@ -332,8 +321,8 @@ impl Scheduler {
         result.map(|()| pass)
     }
 
-    /// Start what `host` may start now: finish a URL of a refused host, fetch robots.txt
-    /// first, or fetch the host's next URL.
+    /// Start what `host` may start now: finish a URL of a refused host, or take the host's
+    /// next URL (fetching its origin's robots.txt first where needed).
     async fn start_host(
         &mut self,
         host: &str,
@@ -341,7 +330,7 @@ impl Scheduler {
         pass: &mut Pass,
         slot: Slot,
     ) -> Result<(), CrawlError> {
-        if matches!(self.robots.get(host), Some(RobotsSlot::Refused)) {
+        if self.robots.is_refused(host) {
             // Nothing is sent: drain the host's queue without politeness waits.
             if let Some(entry) = self.pop(host)? {
                 self.counters.event(CrawlEvent::FetchError(FetchErrorKind::Refused));
@@ -364,26 +353,25 @@ impl Scheduler {
             }
             return Ok(());
         }
-        // robots.txt first, once per host (and again after it expires).
-        let robots = match self.robots.get(host) {
-            Some(RobotsSlot::Ready(r, expires)) if *expires > now => r.clone(),
-            Some(RobotsSlot::Fetching | RobotsSlot::Refused) => return Ok(()),
-            _ => return self.start_robots_fetch(host, now, pass).await,
-        };
-        self.start_page_fetch(host, &robots, pass, slot).await
+        // The host waits while one of its robots.txt files is fetched.
+        if self.robots.is_fetching(host) {
+            return Ok(());
+        }
+        self.start_page_fetch(host, now, pass, slot).await
     }
 
-    /// Fetch the host's robots.txt (at the scheme and authority of its next URL).
+    /// Fetch the robots.txt of `entry_url`'s origin (RFC 9309 §2.3: scheme, host, port).
     async fn start_robots_fetch(
         &mut self,
         host: &str,
+        entry_url: &str,
         now: Instant,
         pass: &mut Pass,
     ) -> Result<(), CrawlError> {
-        // The queue head tells us scheme and authority for robots.txt.
-        let Some(entry_url) = self.store.frontier_pop_peek_url(host)? else { return Ok(()) };
-        let Some(robots_url) = robots_url(&entry_url) else { return Ok(()) };
-        self.robots.insert(host.to_string(), RobotsSlot::Fetching);
+        let (Some(robots_url), Some(origin)) = (robots_url(entry_url), origin_of(entry_url)) else {
+            return Ok(());
+        };
+        self.robots.start_fetch(host);
         host_state(&mut self.hosts, host, now).on_start(now, &self.cfg.polite);
         self.in_flight += 1;
         pass.started_any = true;
@@ -400,22 +388,29 @@ impl Scheduler {
             self.recorder.clone(),
         );
         tokio::spawn(async move {
-            let kind = fetch_robots(&f, &robots_url, &tok, rec.as_deref()).await;
+            let kind = fetch_robots(&f, &robots_url, origin, &tok, rec.as_deref()).await;
             let _ = tx.send(Done { host: h, kind, finished: Instant::now() });
         });
         Ok(())
     }
 
     /// Fetch the host's next URL, unless robots.txt disallows it or the host's page budget
-    /// is spent (then the URL is finished unfetched).
+    /// is spent (then the URL is finished unfetched). A URL whose origin's robots.txt is
+    /// not known (or expired) goes back to its queue while that robots.txt is fetched.
     async fn start_page_fetch(
         &mut self,
         host: &str,
-        robots: &RobotsState,
+        now: Instant,
         pass: &mut Pass,
         slot: Slot,
     ) -> Result<(), CrawlError> {
         let Some(entry) = self.pop(host)? else { return Ok(()) };
+        let rules = origin_of(&entry.url).and_then(|o| self.robots.rules(host, &o, now));
+        let Some(robots) = rules else {
+            self.store.frontier_requeue(&entry)?;
+            self.set_best(host.to_string(), Some(entry.priority));
+            return self.start_robots_fetch(host, &entry.url, now, pass).await;
+        };
         if !robots.is_allowed(&self.token, &entry.url) {
             self.counters.event(CrawlEvent::RobotsDisallowed);
             self.store.frontier_finish(&entry.url, &[])?;
@@ -507,9 +502,7 @@ impl Scheduler {
     /// repeated failures) keeps its URLs queued for a later run; such hosts alone do not
     /// keep the crawl going.
     fn is_resting(&self, host: &str, now: Instant) -> bool {
-        self.hosts.get(host).is_some_and(|st| st.is_parked(now))
-            || matches!(self.robots.get(host), Some(RobotsSlot::Ready(r, expires))
-                if *expires > now && matches!(**r, RobotsState::DisallowAll))
+        self.hosts.get(host).is_some_and(|st| st.is_parked(now)) || self.robots.unavailable(host, now)
     }
 
     /// Wait until the next host is due (at most 100 ms), a fetch finishes, or the store
@@ -584,13 +577,4 @@ pub(super) fn host_state<'a>(
 /// Unix seconds now (0 if the clock is before 1970).
 pub(super) fn unix_now() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
-}
-
-/// `/robots.txt` at the scheme and authority of `page_url`.
-fn robots_url(page_url: &str) -> Option<String> {
-    let mut r = Url::parse(page_url).ok()?;
-    r.set_path("/robots.txt");
-    r.set_query(None);
-    r.set_fragment(None);
-    Some(r.to_string())
 }
