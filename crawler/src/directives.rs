@@ -88,13 +88,19 @@ fn is_space(b: u8) -> bool {
 }
 
 fn find(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    let hay = hay.get(from..)?;
-    hay.windows(needle.len()).position(|w| w == needle).map(|p| p + from)
+    memchr::memmem::find(hay.get(from..)?, needle).map(|p| p + from)
 }
 
-fn find_ci(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    let hay = hay.get(from..)?;
-    hay.windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle)).map(|p| p + from)
+/// The next `</name` (any case) from `from`.
+fn find_end_tag(hay: &[u8], mut from: usize, name: &[u8]) -> Option<usize> {
+    loop {
+        let at = find(hay, from, b"</")?;
+        let after = &hay[at + 2..];
+        if after.len() >= name.len() && after[..name.len()].eq_ignore_ascii_case(name) {
+            return Some(at);
+        }
+        from = at + 2;
+    }
 }
 
 /// Elements whose content is text, not tags: skipped to their end tag.
@@ -117,8 +123,11 @@ fn scan_head(d: &mut Directives, buf: &[u8], token: &str) {
             while pos < buf.len() && !is_space(buf[pos]) && buf[pos] != b'>' && buf[pos] != b'/' {
                 pos += 1;
             }
-            let name = buf[name_start..pos].to_ascii_lowercase();
-            let mut attrs = Vec::new();
+            let name = &buf[name_start..pos];
+            let is = |n: &[u8]| name.eq_ignore_ascii_case(n);
+            // Attributes are kept only where they are read.
+            let keep = tag_start == 1 && (is(b"meta") || is(b"link"));
+            let mut attrs: Vec<(&[u8], &[u8])> = Vec::new();
             loop {
                 match get_attribute(buf, &mut pos) {
                     None => {
@@ -127,7 +136,7 @@ fn scan_head(d: &mut Directives, buf: &[u8], token: &str) {
                     }
                     Some(None) => break,
                     Some(Some(a)) => {
-                        if attrs.len() < 64 {
+                        if keep && attrs.len() < 64 {
                             attrs.push(a);
                         }
                     }
@@ -137,19 +146,17 @@ fn scan_head(d: &mut Directives, buf: &[u8], token: &str) {
             if tag_start == 2 {
                 continue;
             }
-            match name.as_slice() {
-                b"body" => return,
-                b"meta" => meta(d, &attrs, token),
-                b"link" => link(d, &attrs),
-                n if RAW_TEXT.contains(&n) => {
-                    let mut close = b"</".to_vec();
-                    close.extend_from_slice(n);
-                    match find_ci(buf, pos, &close) {
-                        Some(end) => pos = end,
-                        None => return,
-                    }
+            if is(b"body") {
+                return;
+            } else if is(b"meta") {
+                meta(d, &attrs, token);
+            } else if is(b"link") {
+                link(d, &attrs);
+            } else if let Some(raw) = RAW_TEXT.iter().find(|r| is(r)) {
+                match find_end_tag(buf, pos, raw) {
+                    Some(end) => pos = end,
+                    None => return,
                 }
-                _ => {}
             }
             continue;
         }
@@ -158,16 +165,20 @@ fn scan_head(d: &mut Directives, buf: &[u8], token: &str) {
             pos = end + 1;
             continue;
         }
-        pos += 1;
+        // Text: on to the next '<'.
+        match memchr::memchr(b'<', &buf[pos + 1..]) {
+            Some(next) => pos += 1 + next,
+            None => return,
+        }
     }
 }
 
 /// The value of attribute `name` (lower-case) among `attrs`: the first one, as HTML keeps it.
-fn attr<'a>(attrs: &'a [(Vec<u8>, Vec<u8>)], name: &[u8]) -> Option<&'a [u8]> {
-    attrs.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice())
+fn attr<'a>(attrs: &[(&[u8], &'a [u8])], name: &[u8]) -> Option<&'a [u8]> {
+    attrs.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| *v)
 }
 
-fn meta(d: &mut Directives, attrs: &[(Vec<u8>, Vec<u8>)], token: &str) {
+fn meta(d: &mut Directives, attrs: &[(&[u8], &[u8])], token: &str) {
     let content = attr(attrs, b"content").map(String::from_utf8_lossy);
     if let Some(name) = attr(attrs, b"name") {
         let name = String::from_utf8_lossy(name);
@@ -185,7 +196,7 @@ fn meta(d: &mut Directives, attrs: &[(Vec<u8>, Vec<u8>)], token: &str) {
     }
 }
 
-fn link(d: &mut Directives, attrs: &[(Vec<u8>, Vec<u8>)]) {
+fn link(d: &mut Directives, attrs: &[(&[u8], &[u8])]) {
     if d.canonical.is_some() {
         return;
     }
@@ -226,60 +237,63 @@ pub fn refresh_target(content: &str) -> Option<String> {
     (!url.is_empty()).then(|| url.to_string())
 }
 
-/// WHATWG "get an attribute", keeping the value's case. Outer `None`: the input ran out;
-/// inner `None`: no more attributes in this tag (the position is then on the `>`).
+/// WHATWG "get an attribute", as slices of `buf` (names compared without case, values
+/// kept as written). Outer `None`: the input ran out; inner `None`: no more attributes in
+/// this tag (the position is then on the `>`).
 #[allow(clippy::type_complexity)]
-fn get_attribute(buf: &[u8], pos: &mut usize) -> Option<Option<(Vec<u8>, Vec<u8>)>> {
+fn get_attribute<'a>(buf: &'a [u8], pos: &mut usize) -> Option<Option<(&'a [u8], &'a [u8])>> {
     while is_space(*buf.get(*pos)?) || buf[*pos] == b'/' {
         *pos += 1;
     }
     if buf[*pos] == b'>' {
         return Some(None);
     }
-    let mut name = Vec::new();
-    let mut value = Vec::new();
+    let name_start = *pos;
+    let name_end;
     loop {
         let c = *buf.get(*pos)?;
-        if c == b'=' && !name.is_empty() {
+        if c == b'=' && *pos > name_start {
+            name_end = *pos;
             *pos += 1;
             break;
         }
         if is_space(c) {
+            name_end = *pos;
             while is_space(*buf.get(*pos)?) {
                 *pos += 1;
             }
             if buf[*pos] != b'=' {
-                return Some(Some((name, value)));
+                return Some(Some((&buf[name_start..name_end], &[])));
             }
             *pos += 1;
             break;
         }
         if c == b'/' || c == b'>' {
-            return Some(Some((name, value)));
+            return Some(Some((&buf[name_start..*pos], &[])));
         }
-        name.push(c.to_ascii_lowercase());
         *pos += 1;
     }
+    let name = &buf[name_start..name_end];
     while is_space(*buf.get(*pos)?) {
         *pos += 1;
     }
     let c = *buf.get(*pos)?;
     if c == b'"' || c == b'\'' {
         *pos += 1;
-        let end = buf[*pos..].iter().position(|&b| b == c)? + *pos;
-        value.extend_from_slice(&buf[*pos..end]);
+        let end = memchr::memchr(c, &buf[*pos..])? + *pos;
+        let value = &buf[*pos..end];
         *pos = end + 1;
         return Some(Some((name, value)));
     }
     if c == b'>' {
-        return Some(Some((name, value)));
+        return Some(Some((name, &[])));
     }
+    let value_start = *pos;
     loop {
         let b = *buf.get(*pos)?;
         if is_space(b) || b == b'>' {
-            return Some(Some((name, value)));
+            return Some(Some((name, &buf[value_start..*pos])));
         }
-        value.push(b);
         *pos += 1;
     }
 }

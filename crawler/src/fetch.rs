@@ -126,43 +126,19 @@ impl Resolve for GuardedResolver {
     }
 }
 
-/// What a stored capture of a URL said of its version, sent back as a conditional request
-/// (`If-None-Match`, `If-Modified-Since`; RFC 9110 §13): a 304 answers "unchanged" without
-/// a body.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Validators {
-    pub etag: Option<String>,
-    pub last_modified: Option<String>,
-}
+pub use crate::validators::Validators;
 
-impl Validators {
-    /// Read `URL<TAB>ETag<TAB>Last-Modified` lines (an empty field: none; other lines
-    /// skipped). `ditto recrawl` writes them from the earlier crawl's WARC records.
-    pub fn parse_list(text: &str) -> HashMap<String, Validators> {
-        let some = |s: &str| Some(s.trim().to_string()).filter(|s| !s.is_empty());
-        text.lines()
-            .filter_map(|l| {
-                let mut f = l.split('\t');
-                let url = f.next()?.trim();
-                let v = Validators { etag: f.next().and_then(some), last_modified: f.next().and_then(some) };
-                (!url.is_empty() && (v.etag.is_some() || v.last_modified.is_some()))
-                    .then(|| (url.to_string(), v))
-            })
-            .collect()
+/// The conditional headers to send for `v` (values a header cannot carry are left out).
+fn conditional_headers(v: &Validators) -> Vec<(&'static str, &str)> {
+    let mut h = Vec::new();
+    if let Some(e) = &v.etag {
+        h.push(("If-None-Match", e.as_str()));
     }
-
-    /// The conditional headers to send (values a header cannot carry are left out).
-    fn headers(&self) -> Vec<(&'static str, &str)> {
-        let mut h = Vec::new();
-        if let Some(e) = &self.etag {
-            h.push(("If-None-Match", e.as_str()));
-        }
-        if let Some(d) = &self.last_modified {
-            h.push(("If-Modified-Since", d.as_str()));
-        }
-        h.retain(|(_, v)| reqwest::header::HeaderValue::from_str(v).is_ok());
-        h
+    if let Some(d) = &v.last_modified {
+        h.push(("If-Modified-Since", d.as_str()));
     }
+    h.retain(|(_, v)| reqwest::header::HeaderValue::from_str(v).is_ok());
+    h
 }
 
 /// Settings of the fetcher.
@@ -303,7 +279,7 @@ impl Fetcher {
     }
 
     async fn fetch_inner(&self, url: url::Url, start: Instant) -> Result<FetchResponse, FetchError> {
-        let conditional = self.cfg.validators.get(url.as_str()).map(Validators::headers).unwrap_or_default();
+        let conditional = self.cfg.validators.get(url.as_str()).map(conditional_headers).unwrap_or_default();
         let request_head = request_head(&url, &self.cfg.user_agent, &conditional);
         let mut req = self
             .client
@@ -469,22 +445,18 @@ mod tests {
     }
 
     #[test]
-    fn validator_lists() {
-        let m = Validators::parse_list(
-            "http://a.test/x\t\"v1\"\tMon, 01 Jan 2024 00:00:00 GMT\nhttp://a.test/y\t\t\n\
-             http://a.test/z\tW/\"w\"\t\njunk\n\n",
-        );
-        assert_eq!(m.len(), 2, "{m:?}");
-        let x = &m["http://a.test/x"];
-        assert_eq!(x.etag.as_deref(), Some("\"v1\""));
+    fn conditional_headers_sent() {
+        let v = Validators {
+            etag: Some("\"v1\"".into()),
+            last_modified: Some("Mon, 01 Jan 2024 00:00:00 GMT".into()),
+        };
         assert_eq!(
-            x.headers(),
+            conditional_headers(&v),
             [("If-None-Match", "\"v1\""), ("If-Modified-Since", "Mon, 01 Jan 2024 00:00:00 GMT")]
         );
-        assert_eq!(m["http://a.test/z"].headers(), [("If-None-Match", "W/\"w\"")]);
         // A value no header can carry is not sent.
         let bad = Validators { etag: Some("a\u{1}b".into()), last_modified: None };
-        assert!(bad.headers().is_empty());
+        assert!(conditional_headers(&bad).is_empty());
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod partition;
 pub mod politeness;
 pub mod robots;
 pub mod urls;
+pub mod validators;
 pub mod warc;
 
 pub use error::CrawlError;

@@ -122,7 +122,7 @@ const RESERVED: &[&str] = &[
 /// What the earlier crawl's WARC records say of each URL's version, for conditional
 /// requests: the latest capture's `ETag` and `Last-Modified`. Captures without a WARC
 /// record (a crawl without `--warc-dir`, a scan of files) give none.
-fn validators(store: &Store) -> Result<HashMap<String, crawler::fetch::Validators>> {
+fn validators(store: &Store) -> Result<HashMap<String, crawler::validators::Validators>> {
     let warc_dir = store.meta(crate::source::text::WARC_DIR_META)?.map(PathBuf::from);
     let mut latest: HashMap<String, (i64, detector::PageOrigin)> = HashMap::new();
     for rec in store.pages() {
@@ -153,7 +153,7 @@ fn validators(store: &Store) -> Result<HashMap<String, crawler::fetch::Validator
 
 /// The `ETag` and `Last-Modified` of `url`'s response record at `offset` of `path` (None
 /// when the file, the record or both headers are missing).
-fn record_validators(path: &Path, offset: u64, url: &str) -> Option<crawler::fetch::Validators> {
+fn record_validators(path: &Path, offset: u64, url: &str) -> Option<crawler::validators::Validators> {
     let mut f = std::fs::File::open(path).ok()?;
     f.seek(SeekFrom::Start(offset)).ok()?;
     for rec in crawler::warc::WarcReader::new(std::io::BufReader::new(f)) {
@@ -165,7 +165,7 @@ fn record_validators(path: &Path, offset: u64, url: &str) -> Option<crawler::fet
             continue;
         }
         let head = crawler::warc::http::parse_response_head(&rec.block)?;
-        let v = crawler::fetch::Validators {
+        let v = crawler::validators::Validators {
             etag: head.header("etag").map(str::to_string),
             last_modified: head.header("last-modified").map(str::to_string),
         };
@@ -261,7 +261,7 @@ fn run_pass(
     dir: &Path,
     name: &str,
     seeds: &[String],
-    validators: &HashMap<String, crawler::fetch::Validators>,
+    validators: &HashMap<String, crawler::validators::Validators>,
 ) -> Result<PassOutcome> {
     if seeds.is_empty() {
         return Ok(PassOutcome::default());
@@ -273,8 +273,7 @@ fn run_pass(
     let mut list = String::new();
     for u in seeds {
         if let Some(v) = validators.get(u) {
-            let field = |s: &Option<String>| s.as_deref().unwrap_or("").replace(['\t', '\n', '\r'], " ");
-            list.push_str(&format!("{u}\t{}\t{}\n", field(&v.etag), field(&v.last_modified)));
+            list.push_str(&v.list_line(u));
         }
     }
     std::fs::write(&validators_path, list)

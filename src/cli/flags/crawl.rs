@@ -322,7 +322,7 @@ impl CrawlArgs {
                 max_body_bytes: self.max_body_bytes,
                 total_timeout: Duration::from_secs(self.timeout.max(1)),
                 validators: std::sync::Arc::new(match &self.validators {
-                    Some(path) => crawler::fetch::Validators::parse_list(
+                    Some(path) => crawler::validators::Validators::parse_list(
                         &std::fs::read_to_string(path)
                             .map_err(|e| anyhow::anyhow!("--validators {}: {e}", path.display()))?,
                     ),
