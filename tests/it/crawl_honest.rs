@@ -350,6 +350,44 @@ fn page_directives_are_honoured() {
     assert!(canon.get("noindex").is_none(), "{canon}");
     assert_eq!(hidden["noindex"], true, "{hidden}");
     assert!(hidden.get("canonical").is_none(), "{hidden}");
+    // And so does the review page of each.
+    let canon_page = review_page(&db, &format!("http://d.honest.test:{p}/canon"));
+    assert!(canon_page.contains("<th>canonical</th>"), "{canon_page}");
+    assert!(canon_page.contains("http://orig.honest.test/story"), "{canon_page}");
+    assert!(!canon_page.contains("<th>noindex</th>"), "{canon_page}");
+    let hidden_page = review_page(&db, &format!("http://d.honest.test:{p}/meta-nf"));
+    assert!(hidden_page.contains("<th>noindex</th>"), "{hidden_page}");
+    assert!(!hidden_page.contains("<th>canonical</th>"), "{hidden_page}");
+}
+
+/// The review page of `url` in the store `db` (`ditto review` on loopback, stopped after).
+fn review_page(db: &Path, url: &str) -> String {
+    use std::io::BufRead;
+    let mut child = ditto()
+        .args(["review", "--store", db.to_str().unwrap(), "--listen", "127.0.0.1:0", "--reviewer", "t"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let base = line.split_whitespace().find(|w| w.starts_with("http://")).map(str::to_string);
+    let body = (|| {
+        let authority = base?.trim_start_matches("http://").trim_end_matches('/').to_string();
+        let mut conn = TcpStream::connect(&authority).ok()?;
+        conn.set_read_timeout(Some(Duration::from_secs(20))).ok()?;
+        let q: String = url
+            .bytes()
+            .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+            .collect();
+        write!(conn, "GET /p?url={q} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n").ok()?;
+        let mut out = String::new();
+        conn.read_to_string(&mut out).ok()?;
+        Some(out)
+    })();
+    let _ = child.kill();
+    let _ = child.wait();
+    body.unwrap_or_else(|| panic!("no review page for {url}"))
 }
 
 /// Distinct prose for page `k` (no two pages are replicas).
