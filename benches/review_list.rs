@@ -71,6 +71,7 @@ fn main() {
         normalization: loaded.normalization,
         traps: TrapRules::default(),
         threads: 2,
+        readers: 0,
         batch_size: 256,
         max_body_bytes: 1 << 20,
         progress: ProgressMode::None,

@@ -126,6 +126,7 @@ fn fresh(m: &Matcher) -> Matcher {
         stops: m.stops.clone(),
         evidence_per_page: m.evidence_per_page,
         passage_chars: m.passage_chars,
+        passages: m.passages.clone(),
         links: None,
         keep_text: m.keep_text,
         near_dups: m.near_dups.as_ref().map(|_| {
@@ -364,6 +365,7 @@ fn end_to_end(warc: &Path, labelset: &Path, threads: usize, html_bytes: usize) {
             normalization: norm,
             traps: TrapRules::default(),
             threads,
+            readers: 0,
             batch_size: 256,
             max_body_bytes: 64 << 20,
             progress: ProgressMode::None,

@@ -12,7 +12,7 @@
 //! ordinary web: `testweb::many_hosts_web`. Every crawl: `--max-pages` (300), `--threads 2`,
 //! `--min-delay-ms 20`, `--scope any`, the Wikipedia label set from `../shared/data`.
 //!
-//! Bounds checked (README, "Limits on hostile input"), on the rows at the default link cap
+//! Bounds checked (`docs/GUIDE.md`, "Limits on hostile input"), on the rows at the default link cap
 //! (a raised cap lets every page held in the pipeline carry that many links on top): peak RSS ≤
 //! [`RSS_BASE_MIB`] + [`RSS_PER_URL_BYTES`] × the URLs the frontier has seen (what is left
 //! growing with the crawl: sled's in-memory metadata of its on-disk tree; `--max-queued`, passed

@@ -113,6 +113,7 @@ impl Detector {
             stops: m.stops.clone(),
             evidence_per_page: m.evidence_per_page,
             passage_chars: m.passage_chars,
+            passages: m.passages.clone(),
             links: None,
             keep_text: false,
             near_dups: None,

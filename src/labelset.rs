@@ -2,6 +2,7 @@
 //! (including WARC files), loading a label set and stop lists for a scan, and the
 //! normalization and stop list an analysis of a finished store uses.
 
+use detector::passages::PassageLookup;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -32,6 +33,9 @@ pub struct BuildConfig {
     pub tmp_dir: Option<PathBuf>,
     /// Progress lines on stderr.
     pub progress: bool,
+    /// Keep the sources' passages (issue 36) beside the exact chunks, taken with these
+    /// parameters; `None`: exact chunks only.
+    pub passages: Option<detector::passages::PassageParams>,
 }
 
 /// Where spilled runs go: the given directory, else the output's.
@@ -59,7 +63,8 @@ pub fn build(cfg: &BuildConfig) -> Result<()> {
     let progress = Arc::new(labelsets::Progress::default());
     let mut b = LabelSetBuilder::new(&cfg.name, kind, cfg.normalization, min_chars, &description)
         .memory(cfg.memory, &spill_dir(&cfg.tmp_dir, &cfg.output))
-        .progress(progress.clone());
+        .progress(progress.clone())
+        .passages(cfg.passages);
     let total: u64 = cfg
         .inputs
         .iter()
@@ -264,13 +269,34 @@ pub fn check(path: &Path) -> Result<()> {
 }
 
 /// Label sets and stop lists opened for a scan.
+/// What a scan or crawl matches (`--match`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum MatchMode {
+    /// Exact chunks and, where the label set has a passage table, labeled passages of
+    /// edited copies (issue 36; `detector::passages`).
+    #[default]
+    Passage,
+    /// Exact chunks only: Ardi & Heidemann's method as published, bit for bit.
+    Exact,
+}
+
+impl Loaded {
+    /// Apply `--match`: `Exact` drops the passage table from the matcher.
+    pub fn set_match_mode(&mut self, mode: MatchMode) {
+        if mode == MatchMode::Exact {
+            self.matcher.passages = None;
+        }
+    }
+}
+
 pub struct Loaded {
     pub identity: LabelSetIdentity,
     pub normalization: Normalization,
     pub matcher: Matcher,
 }
 
-struct Lookup(LabelSet);
+struct Lookup(Arc<LabelSet>);
 impl ChunkLookup for Lookup {
     fn lookup(&self, h: &Sha1Digest) -> Option<u32> {
         self.0.lookup(h)
@@ -320,11 +346,24 @@ pub fn load_for_scan(
             if f.kind() != Kind::Files {
                 bail!("{} is a label set of {}, --file-labelset needs one of files", p.display(), f.kind());
             }
-            Some(Arc::new(Lookup(f)) as Arc<dyn ChunkLookup + Send + Sync>)
+            Some(Arc::new(Lookup(Arc::new(f))) as Arc<dyn ChunkLookup + Send + Sync>)
         }
     };
     let stops = stop_lists(norm, stop_paths, default_stops)?;
-    Ok(Loaded { identity, normalization: norm, matcher: scan_matcher(Arc::new(Lookup(ls)), files, stops)? })
+    let ls = Arc::new(ls);
+    let mut matcher = scan_matcher(Arc::new(Lookup(ls.clone())), files, stops)?;
+    // Passage evidence (issue 36) by default where the label set has passages; an older
+    // label set matches exact chunks only, and says so once.
+    match ls.passage_header() {
+        Some(_) => matcher.passages = Some(ls as Arc<dyn PassageLookup + Send + Sync>),
+        None => tracing::warn!(
+            labelset = %labelset.display(),
+            "this label set has no passage table (built by an older ditto, from hashes by discover or import, or with --passages off): \
+             only exact chunks are matched, edited copies are not found; rebuild it with \
+             `ditto labelset build` for passage evidence"
+        ),
+    }
+    Ok(Loaded { identity, normalization: norm, matcher })
 }
 
 /// The built-in stop list (unless left out) and those of `stop_paths`, in `norm`.
@@ -383,6 +422,7 @@ fn scan_matcher(
         stops: Arc::new(Stops(stops)),
         evidence_per_page: 3,
         passage_chars: crate::source::text::PASSAGE_CHARS,
+        passages: None,
         links: None,
         keep_text: false,
         near_dups: Some(Arc::new(crate::live::neardups::LiveNearDups::new(

@@ -224,7 +224,9 @@ fn parquet_exports_equal_jsonl_and_csv_and_pyarrow_reads_them() {
             "labeled_chunks",
             "sources",
             "evidence",
-            "near_duplicate_of"
+            "near_duplicate_of",
+            "words",
+            "covered_words"
         ]
     );
     assert_eq!(seen[2]["columns"], json!(["chunk_sha1", "url", "host", "neighborhood", "stop"]));

@@ -155,7 +155,7 @@ impl HostState {
     fn exponential_backoff(&self, cfg: &PolitenessConfig) -> Duration {
         let exp = self.consecutive_failures.saturating_sub(1).min(20);
         let raw = cfg.backoff_base.saturating_mul(1u32 << exp).min(cfg.backoff_cap);
-        let jitter = rand::thread_rng().gen_range(0.75..1.25);
+        let jitter = rand::rng().random_range(0.75..1.25);
         raw.mul_f64(jitter).min(cfg.backoff_cap)
     }
 }

@@ -13,6 +13,7 @@
 //! - [`normalize`] + [`fingerprint`]: normalized chunks, SHA-1 chunk and file hashes (§3.1 steps 1–2, §3.5).
 //!   [`fingerprint::scan`]: the scan's kernel, these fused with the SimHash and text hash.
 //! - [`matching`]: stop-chunk removal and `contains(L_c, f)` (§3.3 step 5, §3.4.2).
+//! - [`passages`]: word k-gram anchors of the word stream: labeled text found where it was edited (issue 36).
 //! - [`neighborhood`]: URL-prefix neighborhoods and `badness(N)` (§3.3 step 6).
 //! - [`stats`]: mean + σ thresholds (§3, §6.3).
 //! - [`shingles`], [`simhash`], [`neardup`], [`overlap`]: near-replicas (Khan & Ali 2015 SimHash,
@@ -20,6 +21,7 @@
 //! - [`quilts`]: quilted pages (Najork 2012): patch grams, patchfrac, greedy source cover.
 //! - [`origins`]: origin of text segments in fixed memory (Abdel-Hamid et al. 2009).
 
+pub(crate) mod bitcounts;
 pub mod blocks;
 pub mod clean;
 pub mod fingerprint;
@@ -30,6 +32,7 @@ pub mod normalize;
 pub mod origins;
 pub mod overlap;
 pub mod page;
+pub mod passages;
 pub mod quilts;
 pub(crate) mod sha1_pair;
 pub mod shingles;

@@ -81,6 +81,8 @@ pub struct ChunkMatch {
     /// Index of the page's text block (for showing the passage).
     pub block: u32,
     pub source: SourceId,
+    /// Found by passages (`crate::passages`), not as an exact chunk: `hash` is all zeros.
+    pub passage: bool,
 }
 
 /// The verdict for one page.
@@ -96,7 +98,18 @@ pub struct PageVerdict {
     pub contains: f64,
     /// Whole-file match against `L_f` (§3.1 step 4), with its source.
     pub file_match: Option<SourceId>,
+    /// Exact matches in chunk order, then blocks found by passages.
     pub matches: Vec<ChunkMatch>,
+    /// Passage matching ran on the page ([`add_passages`]); the fields below are its.
+    pub passages_checked: bool,
+    /// Words on the page (the passages' word stream).
+    pub words: u32,
+    /// Words covered by labeled passages of the sources that count.
+    pub passage_words: u32,
+    /// Blocks counted as labeled because passages cover them (included in `labeled_chunks`).
+    pub passage_chunks: u32,
+    /// The sources whose passages count on the page, most words first.
+    pub passage_sources: Vec<crate::passages::SourceCover>,
 }
 
 /// `contains(L_c, f) = |L_c ∩ H(c_f)| / |H(c_f)|` (§3.1 step 5). A page with no chunks
@@ -141,12 +154,46 @@ pub fn match_page(
     for (&i, source) in kept.iter().zip(found) {
         if let (Some(source), Some(c)) = (source, fp.chunks.get(i)) {
             v.labeled_chunks += 1;
-            v.matches.push(ChunkMatch { hash: c.hash, block: c.block, source });
+            v.matches.push(ChunkMatch { hash: c.hash, block: c.block, source, passage: false });
         }
     }
     v.contains = contains(v.labeled_chunks as u64, v.chunks as u64);
     v.file_match = files.and_then(|f| f.lookup(&fp.file_hash));
     v
+}
+
+/// Passage evidence (issue 36) added to an exact verdict: the page's labeled passages
+/// (`crate::passages::cover`), and every block they cover that is neither an exact labeled
+/// chunk nor a stop chunk counted as labeled. `contains` keeps its unit, chunk occurrences:
+/// `contains = (exact labeled + passage-covered chunks) / |H(c_f)|`, where Ardi & Heidemann
+/// count exact chunks only (§3.1 step 5); badness follows unchanged (§3.1 step 6).
+pub fn add_passages<'a>(
+    v: &mut PageVerdict,
+    fp: &Fingerprints,
+    blocks: impl IntoIterator<Item = &'a str>,
+    table: &dyn crate::passages::PassageLookup,
+    stops: &dyn StopList,
+) {
+    let ws = crate::passages::WordStream::of_blocks(blocks);
+    let c = crate::passages::cover(&ws, table);
+    v.passages_checked = true;
+    v.words = c.words;
+    v.passage_words = c.covered_words;
+    v.passage_sources = c.sources;
+    if c.blocks.is_empty() {
+        return;
+    }
+    let mut taken: Vec<u32> = v.matches.iter().map(|m| m.block).collect();
+    taken.extend(fp.chunks.iter().filter(|ch| stops.is_stop(&ch.hash)).map(|ch| ch.block));
+    taken.sort_unstable();
+    for (block, source) in c.blocks {
+        if taken.binary_search(&block).is_err() {
+            v.matches.push(ChunkMatch { hash: [0; 20], block, source, passage: true });
+            v.passage_chunks += 1;
+        }
+    }
+    v.labeled_chunks = (v.labeled_chunks + v.passage_chunks).min(v.chunks);
+    v.contains = contains(v.labeled_chunks as u64, v.chunks as u64);
 }
 
 #[cfg(test)]
@@ -253,7 +300,7 @@ mod tests {
                 want.chunks += 1;
                 if let Some(source) = labels.get(&c.hash).copied() {
                     want.labeled_chunks += 1;
-                    want.matches.push(ChunkMatch { hash: c.hash, block: c.block, source });
+                    want.matches.push(ChunkMatch { hash: c.hash, block: c.block, source, passage: false });
                 }
             }
             want.contains = contains(want.labeled_chunks as u64, want.chunks as u64);

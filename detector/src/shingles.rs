@@ -24,9 +24,9 @@
 use crate::blocks::BlockList;
 use std::borrow::Cow;
 
+use crate::bitcounts::BitCounts;
 use crate::fingerprint::{sha1, Sha1Digest};
 use crate::normalize::Normalization;
-use crate::simhash::BitCounts;
 
 /// Words per shingle (the truth's and MinHashLSH peer's word 4-shingles).
 pub const SHINGLE_WORDS: usize = 4;

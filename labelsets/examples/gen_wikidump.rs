@@ -13,13 +13,24 @@
 //! talk page (both skipped by the builder); one article in 8 repeats a shared boilerplate
 //! paragraph (a duplicate chunk).
 //!
+//! The pool holds only ~11,700 sentences, so that in a large dump each would recur in
+//! hundreds of articles and their word k-grams (the label set's passages, issue 36) would
+//! mostly be common wording. So, by default, every drawn sentence is varied at word level:
+//! each number gets random digits, each capitalized word that does not begin the sentence
+//! becomes a name from a generated pool (~10^6 names), and one other word in 4 is replaced by
+//! a word of the shared articles' vocabulary (all their distinct words), all from the
+//! article's seeded generator, so that articles' passages are about as distinct as real
+//! articles' are. `--vary-words off` writes the unvaried sentences (the dumps of earlier
+//! versions); `--vary-words N` replaces one ordinary word in N instead of one in 4.
+//!
 //! ```text
 //! cargo run --release -p labelsets --example gen_wikidump -- \
 //!     --articles 6000000 --paragraphs 13 --out /work/scratch/enwiki-gen-pages-articles-multistream.xml.bz2
 //! ```
 //! Options: `--articles N` (articles, default 1000), `--paragraphs P` (prose paragraphs per
 //! article, default 13), `--threads T` (compressing threads, default all cores),
-//! `--source DIR` (default `../shared/data/wikipedia/articles`), `--out FILE`.
+//! `--source DIR` (default `../shared/data/wikipedia/articles`), `--out FILE`,
+//! `--vary-words on|off|N` (default on: one ordinary word in 4).
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -34,7 +45,13 @@ struct Args {
     threads: usize,
     source: PathBuf,
     out: PathBuf,
+    /// Replace one ordinary word in `vary` by a vocabulary word, and every number and name;
+    /// 0: leave the sentences as drawn.
+    vary: u64,
 }
+
+/// One ordinary word in this many is replaced when words are varied.
+const VARY_DEFAULT: u64 = 4;
 
 fn parse_args() -> Result<Args, String> {
     let mut a = Args {
@@ -43,6 +60,7 @@ fn parse_args() -> Result<Args, String> {
         threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
         source: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/wikipedia/articles")),
         out: PathBuf::from("enwiki-gen-pages-articles-multistream.xml.bz2"),
+        vary: VARY_DEFAULT,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -54,6 +72,13 @@ fn parse_args() -> Result<Args, String> {
             "--threads" => a.threads = num(&v)?.max(1) as usize,
             "--source" => a.source = v.into(),
             "--out" => a.out = v.into(),
+            "--vary-words" => {
+                a.vary = match v.as_str() {
+                    "on" => VARY_DEFAULT,
+                    "off" => 0,
+                    n => num(n)?.max(1),
+                }
+            }
             _ => return Err(format!("unknown option {flag}")),
         }
     }
@@ -64,6 +89,10 @@ fn parse_args() -> Result<Args, String> {
 struct Pool {
     sentences: Vec<String>,
     titles: Vec<String>,
+    /// The distinct words (letters only, lowercased) of the articles' paragraphs.
+    vocabulary: Vec<String>,
+    /// 0: sentences as drawn; else one ordinary word in `vary` is replaced.
+    vary: u64,
 }
 
 fn strip_tags(s: &str) -> String {
@@ -87,7 +116,8 @@ fn load_pool(dir: &Path) -> Result<Pool, String> {
         .filter(|p| p.extension().is_some_and(|x| x == "html"))
         .collect();
     files.sort();
-    let mut pool = Pool { sentences: Vec::new(), titles: Vec::new() };
+    let mut pool = Pool { sentences: Vec::new(), titles: Vec::new(), vocabulary: Vec::new(), vary: 0 };
+    let mut vocabulary = std::collections::BTreeSet::new();
     for f in files {
         let html = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
         if let Some(stem) = f.file_stem() {
@@ -95,6 +125,11 @@ fn load_pool(dir: &Path) -> Result<Pool, String> {
         }
         for p in html.split("<p>").skip(1) {
             let p = strip_tags(p.split("</p>").next().unwrap_or(""));
+            for w in p.split(|c: char| !c.is_alphabetic()) {
+                if w.chars().count() >= 2 {
+                    vocabulary.insert(w.to_lowercase());
+                }
+            }
             for s in p.split(". ") {
                 let s = s.trim();
                 // Plain sentences only: no characters the wikitext reducer would treat as markup.
@@ -107,7 +142,8 @@ fn load_pool(dir: &Path) -> Result<Pool, String> {
             }
         }
     }
-    if pool.sentences.len() < 100 || pool.titles.is_empty() {
+    pool.vocabulary = vocabulary.into_iter().collect();
+    if pool.sentences.len() < 100 || pool.titles.is_empty() || pool.vocabulary.is_empty() {
         return Err(format!("{}: too few sentences ({})", dir.display(), pool.sentences.len()));
     }
     Ok(pool)
@@ -147,6 +183,75 @@ fn title_of(pool: &Pool, id: u64) -> String {
     format!("{} {id}", short.join(" "))
 }
 
+const ONSETS: [&str; 24] = [
+    "b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "z", "br", "ch", "gr",
+    "sh", "st", "th", "tr",
+];
+const NUCLEI: [&str; 8] = ["a", "e", "i", "o", "u", "ai", "ea", "ou"];
+
+/// A name from the generated pool: two or three syllables, capitalized (~10^6 names).
+fn name(rng: &mut Rng, out: &mut String) {
+    let start = out.len();
+    for _ in 0..2 + rng.below(2) {
+        out.push_str(ONSETS[rng.below(ONSETS.len())]);
+        out.push_str(NUCLEI[rng.below(NUCLEI.len())]);
+    }
+    if rng.below(2) == 0 {
+        out.push_str(["n", "r", "s", "l", "x"][rng.below(5)]);
+    }
+    let first = out[start..start + 1].to_ascii_uppercase();
+    out.replace_range(start..start + 1, &first);
+}
+
+/// The sentence `s` varied at word level (see the module's comment); `s` itself when
+/// variation is off.
+fn vary(pool: &Pool, rng: &mut Rng, s: &str) -> String {
+    if pool.vary == 0 {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for (j, w) in s.split(' ').enumerate() {
+        if j > 0 {
+            out.push(' ');
+        }
+        // Leading and trailing punctuation stay; the core between them may be replaced.
+        let core_start = w.find(char::is_alphanumeric).unwrap_or(w.len());
+        let core_end = w
+            .rfind(char::is_alphanumeric)
+            .map_or(core_start, |i| i + w[i..].chars().next().map_or(1, char::len_utf8));
+        let (head, core, tail) =
+            (&w[..core_start], &w[core_start..core_end.max(core_start)], &w[core_end.max(core_start)..]);
+        out.push_str(head);
+        if core.chars().any(|c| c.is_ascii_digit()) {
+            // A number (or a word with digits): every digit random, the first not 0.
+            let mut first = true;
+            for c in core.chars() {
+                if c.is_ascii_digit() {
+                    let d = if first { 1 + rng.below(9) } else { rng.below(10) };
+                    out.push(char::from(b'0' + d as u8));
+                    first = false;
+                } else {
+                    out.push(c);
+                }
+            }
+        } else if j > 0
+            && core.chars().next().is_some_and(char::is_uppercase)
+            && core.chars().all(char::is_alphabetic)
+        {
+            name(rng, &mut out);
+        } else if !core.is_empty()
+            && core.chars().all(char::is_alphabetic)
+            && rng.below(pool.vary as usize) == 0
+        {
+            out.push_str(&pool.vocabulary[rng.below(pool.vocabulary.len())]);
+        } else {
+            out.push_str(core);
+        }
+        out.push_str(tail);
+    }
+    out
+}
+
 /// One paragraph of marked-up prose: the title linked, then one sentence (two in one
 /// paragraph of four).
 fn paragraph(pool: &Pool, rng: &mut Rng, title: &str, n: u64, out: &mut String) {
@@ -154,6 +259,7 @@ fn paragraph(pool: &Pool, rng: &mut Rng, title: &str, n: u64, out: &mut String) 
     let _ = write!(out, "In part {n} of [[{title}]], ");
     for i in 0..count {
         let s = &pool.sentences[rng.below(pool.sentences.len())];
+        let s = vary(pool, rng, s);
         if i > 0 {
             out.push(' ');
         }
@@ -270,12 +376,15 @@ type Done = (u64, Vec<u8>, Vec<(u64, String)>, u64);
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = parse_args()?;
-    let pool = load_pool(&args.source)?;
+    let mut pool = load_pool(&args.source)?;
+    pool.vary = args.vary;
     eprintln!(
-        "{} sentences, {} titles from {}; writing {} articles to {}",
+        "{} sentences, {} titles, {} words from {}; varying {}; writing {} articles to {}",
         pool.sentences.len(),
         pool.titles.len(),
+        pool.vocabulary.len(),
         args.source.display(),
+        if args.vary == 0 { "off".to_string() } else { format!("names, numbers, 1 word in {}", args.vary) },
         args.articles,
         args.out.display()
     );

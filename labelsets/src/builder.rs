@@ -7,11 +7,13 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use detector::fingerprint::{chunk_hash, sha1};
+use detector::passages::{document_anchors, PassageHash, PassageParams};
 use detector::{CleanOptions, Normalization, Sha1Digest, SourceId};
 
 use crate::format::{
-    write_file, Checksums, Counts, Entries, FilterParams, Header, Kind, Sections, WriteInput,
+    write_file, Checksums, Counts, Entries, FilterParams, Header, Kind, Section, Sections, WriteInput,
 };
+use crate::passages::{build_table, PassageChecksums, PassageHeader, PassageSections, DEFAULT_MAX_DOCUMENTS};
 use crate::spill::Runs;
 use crate::{filter, wikitext, Error, LabelSet, Result};
 
@@ -51,6 +53,9 @@ pub struct Digested {
     pub title: String,
     pub url: String,
     pub digests: Vec<Sha1Digest>,
+    /// The document's distinct passage anchors (`detector::passages`), sorted; empty when
+    /// the build keeps no passages.
+    pub passages: Vec<PassageHash>,
     pub documents: u64,
     pub chunks_seen: u64,
     pub chunks_too_short: u64,
@@ -64,6 +69,7 @@ pub struct Digester {
     norm: Normalization,
     min_chars: u32,
     clean_opts: CleanOptions,
+    passages: Option<PassageParams>,
 }
 
 impl Digester {
@@ -96,6 +102,10 @@ impl Digester {
     }
 
     fn blocks<B: detector::BlockList + ?Sized>(&self, blocks: &B, out: &mut Digested) {
+        if let Some(params) = self.passages {
+            // Over the word stream of the whole document: its blocks' edges play no part.
+            out.passages = document_anchors(blocks.blocks(), params);
+        }
         for p in blocks.blocks() {
             out.chunks_seen += 1;
             match self.block(p) {
@@ -159,6 +169,15 @@ pub struct LabelSetBuilder {
     tmp_dir: PathBuf,
     runs: Option<Runs>,
     progress: Option<Arc<Progress>>,
+    /// Passage anchors kept (issue 36): `None` builds an exact-only label set.
+    passage_params: Option<PassageParams>,
+    /// Anchors in more documents than this are stop passages.
+    passage_max_documents: u32,
+    /// `(table key, source)` pairs (`crate::passages::table_key`), each document's distinct.
+    passages: Vec<(PassageHash, SourceId)>,
+    anchors_seen: u64,
+    /// Stop passages found by `write` (kept for a second `write`).
+    stop_passages: u64,
 }
 
 /// Bytes of memory per chunk-table entry while building: the entry itself (24 bytes).
@@ -184,7 +203,25 @@ impl LabelSetBuilder {
             tmp_dir: std::env::temp_dir(),
             runs: None,
             progress: None,
+            passage_params: (kind == Kind::Chunks).then(PassageParams::default),
+            passage_max_documents: DEFAULT_MAX_DOCUMENTS,
+            passages: Vec::new(),
+            anchors_seen: 0,
+            stop_passages: 0,
         }
+    }
+
+    /// Keep passage anchors with these parameters (`None`: exact chunks only, as label sets
+    /// built before issue 36). Kind `files` keeps none.
+    pub fn passages(mut self, params: Option<PassageParams>) -> Self {
+        self.passage_params = params.filter(|p| p.is_valid() && self.kind == Kind::Chunks);
+        self
+    }
+
+    /// Anchors found in more than `n` documents are dropped as stop passages.
+    pub fn passage_max_documents(mut self, n: u32) -> Self {
+        self.passage_max_documents = n.max(1);
+        self
     }
 
     /// Keep the chunk table within `bytes` of memory ([`ENTRY_MEMORY`] per entry, at least
@@ -209,6 +246,7 @@ impl LabelSetBuilder {
             norm: self.norm,
             min_chars: self.min_chars,
             clean_opts: self.clean_opts.clone(),
+            passages: self.passage_params,
         }
     }
 
@@ -230,7 +268,15 @@ impl LabelSetBuilder {
         for digest in d.digests {
             self.push(digest, id)?;
         }
+        self.add_passages(id, &d.passages);
         Ok(())
+    }
+
+    fn add_passages(&mut self, source: SourceId, anchors: &[PassageHash]) {
+        if self.passage_params.is_some() {
+            self.anchors_seen += anchors.len() as u64;
+            self.passages.extend(anchors.iter().map(|&h| (crate::passages::table_key(h), source)));
+        }
     }
 
     /// Add another label set's sources (after this builder's) and entries, and its counts:
@@ -275,6 +321,15 @@ impl LabelSetBuilder {
         self.kept += c.duplicate_chunks;
         for (d, s) in ls.iter() {
             self.push(d, (base + s as u64) as SourceId)?;
+        }
+        // Its passages (stop passages already dropped there: an anchor common in both parts
+        // but under the limit in each stays; `FORMAT.md`, "Passages").
+        match (ls.passages(), ls.passage_header()) {
+            (Some(view), Some(ph)) if self.passage_params == Some(ph.params()) => {
+                self.anchors_seen += ph.anchors_seen;
+                self.passages.extend(view.iter().map(|(h, s)| (h, (base + s as u64) as SourceId)));
+            }
+            _ => self.passage_params = None,
         }
         Ok(())
     }
@@ -383,6 +438,10 @@ impl LabelSetBuilder {
         for p in paragraphs.blocks() {
             kept += self.add_text_block(source, p)? as usize;
         }
+        if let Some(params) = self.passage_params {
+            let anchors = document_anchors(paragraphs.blocks(), params);
+            self.add_passages(source, &anchors);
+        }
         Ok(kept)
     }
 
@@ -454,7 +513,32 @@ impl LabelSetBuilder {
             },
             sections: Sections::default(),
             checksums: Checksums::default(),
+            passages: None,
         };
+        let mut header = header;
+        let passages = self.passage_params.map(|params| {
+            let (table, stop) = build_table(std::mem::take(&mut self.passages), self.passage_max_documents);
+            self.stop_passages += stop;
+            let sections = PassageSections::of(&table);
+            header.passages = Some(PassageHeader {
+                words: params.words,
+                modulus: params.modulus,
+                max_documents: self.passage_max_documents,
+                entries: table.len() as u64,
+                stop_passages: self.stop_passages,
+                anchors_seen: self.anchors_seen,
+                filter_blocks: 0,
+                filter_k: 0,
+                index_bits: 0,
+                filter: Section::default(),
+                index: Section::default(),
+                table: Section::default(),
+                checksums: PassageChecksums::default(),
+            });
+            // The builder stays usable: its pairs come back as the table's.
+            self.passages = table;
+            sections
+        });
         write_file(
             path.as_ref(),
             WriteInput {
@@ -466,6 +550,7 @@ impl LabelSetBuilder {
                 sources: &self.sources,
                 bits_per_key: self.bits_per_key,
                 k: filter::K,
+                passages,
             },
         )
     }

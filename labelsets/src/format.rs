@@ -13,6 +13,8 @@ use memmap2::Mmap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
+use crate::layout::{le_u32, le_u64, prefix_index};
+use crate::passages::{PassageHeader, PassageSections, PassageTable, PassageView, PASSAGE_ENTRY_BYTES};
 use crate::{filter, io_err, Error, Result};
 
 /// Magic bytes at offset 0.
@@ -159,7 +161,8 @@ pub struct Checksums {
 }
 
 impl Checksums {
-    /// The recorded checksum of `s`.
+    /// The recorded checksum of `s` (the passage sections' are in [`PassageHeader`]: zero
+    /// here).
     pub fn get(&self, s: SectionId) -> Checksum {
         match s {
             SectionId::Filter => self.filter,
@@ -167,11 +170,13 @@ impl Checksums {
             SectionId::Entries => self.entries,
             SectionId::SourceOffsets => self.source_offsets,
             SectionId::SourceBlob => self.source_blob,
+            SectionId::PassageFilter | SectionId::PassageIndex | SectionId::PassageTable => Checksum(0),
         }
     }
 }
 
-/// The five sections, in file order.
+/// The five sections, in file order, and the passage table's three (present when the
+/// header has `passages`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SectionId {
     Filter,
@@ -179,6 +184,9 @@ pub enum SectionId {
     Entries,
     SourceOffsets,
     SourceBlob,
+    PassageFilter,
+    PassageIndex,
+    PassageTable,
 }
 
 impl SectionId {
@@ -203,6 +211,9 @@ impl SectionId {
             SectionId::Entries => "entries",
             SectionId::SourceOffsets => "source offsets",
             SectionId::SourceBlob => "source blob",
+            SectionId::PassageFilter => "passage filter",
+            SectionId::PassageIndex => "passage index",
+            SectionId::PassageTable => "passage table",
         }
     }
 }
@@ -253,6 +264,10 @@ pub struct Header {
     pub filter: FilterParams,
     pub sections: Sections,
     pub checksums: Checksums,
+    /// The passage table (issue 36); absent in label sets built without it (older ditto,
+    /// `--passages off`), which match exact chunks only. Older readers ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passages: Option<PassageHeader>,
 }
 
 impl Header {
@@ -282,6 +297,7 @@ pub struct LabelSet {
     entries: Range<usize>,
     src_offsets: Range<usize>,
     src_blob: Range<usize>,
+    passages: Option<PassageTable>,
     n: usize,
     sources: usize,
     index_bits: u32,
@@ -310,12 +326,39 @@ fn corrupt(path: &Path, reason: impl Into<String>) -> Error {
     Error::Corrupt { path: path.to_path_buf(), reason: reason.into() }
 }
 
-fn le_u32(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
+/// An empty range, for sections a file does not have.
+static EMPTY: Range<usize> = 0..0;
 
-fn le_u64(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+/// The passage table's sections, checked as the others are.
+fn passage_sections(path: &Path, ph: &PassageHeader, file_len: u64) -> Result<PassageTable> {
+    if !ph.params().is_valid() {
+        return Err(corrupt(
+            path,
+            format!("bad passage parameters words={} modulus={}", ph.words, ph.modulus),
+        ));
+    }
+    if ph.filter_k == 0 || ph.filter_k > filter::MAX_K || ph.filter_blocks == 0 {
+        return Err(corrupt(
+            path,
+            format!("bad passage filter k={} blocks={}", ph.filter_k, ph.filter_blocks),
+        ));
+    }
+    if ph.index_bits > MAX_INDEX_BITS || ph.entries > u32::MAX as u64 {
+        return Err(corrupt(path, "passage index width or count out of range"));
+    }
+    let flen = ph.filter_blocks.checked_mul(filter::BLOCK_BYTES as u64);
+    Ok(PassageTable {
+        header: ph.clone(),
+        filter: section(path, "passage filter", ph.filter, flen, file_len)?,
+        index: section(path, "passage index", ph.index, Some(((1u64 << ph.index_bits) + 1) * 4), file_len)?,
+        table: section(
+            path,
+            "passage table",
+            ph.table,
+            Some(ph.entries * PASSAGE_ENTRY_BYTES as u64),
+            file_len,
+        )?,
+    })
 }
 
 /// Check a section lies inside the file, is aligned, and has the expected length.
@@ -352,6 +395,9 @@ impl LabelSet {
     pub fn open(path: impl AsRef<Path>) -> Result<LabelSet> {
         let set = Self::open_unverified(path.as_ref())?;
         set.verify_sections(&SectionId::ON_OPEN)?;
+        if set.passages.is_some() {
+            set.verify_sections(&[SectionId::PassageFilter, SectionId::PassageIndex])?;
+        }
         // The last source offset bounds the blob; per-source offsets are checked on access.
         let b: &[u8] = &set.map;
         let last = le_u64(b, set.src_offsets.end - 8).unwrap_or(u64::MAX);
@@ -367,6 +413,9 @@ impl LabelSet {
     pub fn open_verified(path: impl AsRef<Path>) -> Result<LabelSet> {
         let set = Self::open(path)?;
         set.verify_sections(&[SectionId::Entries])?;
+        if set.passages.is_some() {
+            set.verify_sections(&[SectionId::PassageTable])?;
+        }
         Ok(set)
     }
 
@@ -469,9 +518,16 @@ impl LabelSet {
             ("source offsets", &src_offsets),
             ("source blob", &src_blob),
         ];
+        let passages = match &header.passages {
+            None => None,
+            Some(ph) => Some(passage_sections(path, ph, file_len)?),
+        };
+        let passage_order = passages.iter().flat_map(|t: &PassageTable| {
+            [("passage filter", &t.filter), ("passage index", &t.index), ("passage table", &t.table)]
+        });
         let header_end = sections_start as usize;
         let mut prev: (&str, usize) = ("header", header_end);
-        for (what, r) in order {
+        for (what, r) in order.into_iter().chain(passage_order) {
             let over = if r.start < header_end { "header" } else { prev.0 };
             if r.start < prev.1 {
                 return Err(corrupt(
@@ -496,6 +552,7 @@ impl LabelSet {
             entries,
             src_offsets,
             src_blob,
+            passages,
             map,
         })
     }
@@ -543,6 +600,38 @@ impl LabelSet {
             SectionId::Entries => &self.entries,
             SectionId::SourceOffsets => &self.src_offsets,
             SectionId::SourceBlob => &self.src_blob,
+            SectionId::PassageFilter => self.passages.as_ref().map_or(&EMPTY, |t| &t.filter),
+            SectionId::PassageIndex => self.passages.as_ref().map_or(&EMPTY, |t| &t.index),
+            SectionId::PassageTable => self.passages.as_ref().map_or(&EMPTY, |t| &t.table),
+        }
+    }
+
+    /// The sections this file has, in file order: the five, then the passage table's.
+    pub fn section_ids(&self) -> Vec<SectionId> {
+        let mut v = SectionId::ALL.to_vec();
+        if self.passages.is_some() {
+            v.extend([SectionId::PassageFilter, SectionId::PassageIndex, SectionId::PassageTable]);
+        }
+        v
+    }
+
+    /// The passage table's header, when the file has one.
+    pub fn passage_header(&self) -> Option<&PassageHeader> {
+        self.passages.as_ref().map(|t| &t.header)
+    }
+
+    /// The passage table as the detector looks it up (`None`: exact chunks only).
+    pub fn passages(&self) -> Option<PassageView<'_>> {
+        self.passages.as_ref().map(|table| PassageView { table, map: &self.map })
+    }
+
+    fn expected_checksum(&self, s: SectionId) -> Checksum {
+        let p = self.passages.as_ref().map(|t| &t.header.checksums);
+        match s {
+            SectionId::PassageFilter => p.map_or(Checksum(0), |c| c.filter),
+            SectionId::PassageIndex => p.map_or(Checksum(0), |c| c.index),
+            SectionId::PassageTable => p.map_or(Checksum(0), |c| c.table),
+            _ => self.header.checksums.get(s),
         }
     }
 
@@ -554,7 +643,7 @@ impl LabelSet {
             section: Some(s),
             offset: r.start as u64,
             len: r.len() as u64,
-            expected: self.header.checksums.get(s),
+            expected: self.expected_checksum(s),
             found: Checksum::of(bytes),
         }
     }
@@ -562,7 +651,7 @@ impl LabelSet {
     /// The header's checksum (checked on open) and every section's, in file order.
     pub fn checksums(&self) -> Vec<SectionCheck> {
         std::iter::once(self.header_check)
-            .chain(SectionId::ALL.iter().map(|&s| self.check_section(s)))
+            .chain(self.section_ids().into_iter().map(|s| self.check_section(s)))
             .collect()
     }
 
@@ -578,7 +667,7 @@ impl LabelSet {
 
     /// Every section's checksum (O(file size); the header's was checked on open).
     pub fn verify_checksums(&self) -> Result<()> {
-        self.verify_sections(&SectionId::ALL)
+        self.verify_sections(&self.section_ids())
     }
 
     /// Error unless the file was built with `expected` normalization (DESIGN.md: a mismatch is
@@ -750,7 +839,20 @@ impl LabelSet {
                 return Err(corrupt(p, format!("source {id} has bad offsets or is not UTF-8")));
             }
         }
+        if let Some(t) = &self.passages {
+            t.verify(&self.map, self.sources).map_err(|r| corrupt(p, r))?;
+        }
         Ok(())
+    }
+}
+
+/// The passage table, for the match stage (`None` answers when the file has none).
+impl detector::passages::PassageLookup for LabelSet {
+    fn params(&self) -> detector::passages::PassageParams {
+        self.passages.as_ref().map(|t| t.header.params()).unwrap_or_default()
+    }
+    fn lookup_passage(&self, h: detector::passages::PassageHash) -> Option<SourceId> {
+        self.passages()?.lookup_passage(h)
     }
 }
 
@@ -841,6 +943,8 @@ pub(crate) struct WriteInput<'a> {
     pub sources: &'a [(String, String)],
     pub bits_per_key: u32,
     pub k: u32,
+    /// The passage table's sections; `header.passages` holds its parameters and counts.
+    pub passages: Option<PassageSections>,
 }
 
 /// The entries' on-disk bytes, a buffer at a time (whole records): the writer, its checksum,
@@ -912,6 +1016,16 @@ pub(crate) fn write_file(path: &Path, mut input: WriteInput<'_>) -> Result<Heade
     };
     input.header.counts.entries = n;
     input.header.counts.sources = input.sources.len() as u64;
+    match (&input.passages, input.header.passages.as_mut()) {
+        (Some(ps), Some(ph)) => {
+            ph.checksums = ps.checksums();
+            ph.filter_blocks = ps.filter.blocks();
+            ph.filter_k = ps.filter.k();
+            ph.index_bits = ps.index_bits;
+            ph.entries = (ps.table.len() / PASSAGE_ENTRY_BYTES) as u64;
+        }
+        _ => input.header.passages = None,
+    }
     let json = lay_out_header(&mut input.header, &sections.lens(n), bits, path)?;
     write_atomically(path, &json, &sections, &input)?;
     Ok(input.header)
@@ -960,14 +1074,7 @@ fn filter_and_index(
         }
         Ok(())
     })?;
-    let mut index = Vec::with_capacity((counts.len() + 1) * 4);
-    let mut pos = 0u32;
-    for c in counts {
-        index.extend_from_slice(&pos.to_le_bytes());
-        pos += c;
-    }
-    index.extend_from_slice(&(n as u32).to_le_bytes());
-    Ok((bloom, index))
+    Ok((bloom, prefix_index(counts, n)))
 }
 
 /// Source offsets into the blob: title start, URL start, …, end.
@@ -1026,6 +1133,21 @@ fn lay_out_header(header: &mut Header, lens: &[u64; 5], bits: u32, path: &Path) 
             source_offsets: secs[3],
             source_blob: secs[4],
         };
+        if let Some(ph) = header.passages.as_mut() {
+            let lens = [
+                ph.filter_blocks * filter::BLOCK_BYTES as u64,
+                ((1u64 << ph.index_bits) + 1) * 4,
+                ph.entries * PASSAGE_ENTRY_BYTES as u64,
+            ];
+            let mut put = |len: u64| {
+                let s = Section { offset: at, len };
+                at = (at + len).next_multiple_of(ALIGN);
+                s
+            };
+            ph.filter = put(lens[0]);
+            ph.index = put(lens[1]);
+            ph.table = put(lens[2]);
+        }
         let next = serde_json::to_vec(&header)
             .map_err(|e| Error::Input { path: path.into(), reason: format!("serializing header: {e}") })?;
         let stable = next.len() == json.len();
@@ -1098,6 +1220,14 @@ fn write_sections(
     for (t, u) in input.sources {
         w.write_all(t.as_bytes())?;
         w.write_all(u.as_bytes())?;
+    }
+    at += lens[4];
+    if let Some(ps) = &input.passages {
+        for part in [ps.filter.as_bytes(), &ps.index[..], &ps.table[..]] {
+            pad(w, &mut at)?;
+            w.write_all(part)?;
+            at += part.len() as u64;
+        }
     }
     Ok(())
 }

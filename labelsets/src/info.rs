@@ -66,6 +66,25 @@ pub fn render_header_text(h: &Header) -> String {
     );
     let _ =
         writeln!(s, "sources table:   {} bytes", h.sections.source_offsets.len + h.sections.source_blob.len);
+    match &h.passages {
+        Some(p) => {
+            let _ = writeln!(
+                s,
+                "passages:        {} distinct anchors ({}-word k-grams, 1 in {} kept by hash), {} bytes; \
+                 {} stop passages (in more than {} sources) dropped, {} anchors seen",
+                p.entries,
+                p.words,
+                p.modulus,
+                p.filter.len + p.index.len + p.table.len,
+                p.stop_passages,
+                p.max_documents,
+                p.anchors_seen
+            );
+        }
+        None => {
+            let _ = writeln!(s, "passages:        none (exact chunks only: edited copies are not found)");
+        }
+    }
     s
 }
 

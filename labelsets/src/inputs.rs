@@ -90,7 +90,7 @@ pub fn read_input(
         let prefix = opts.url_prefix.as_deref();
         parallel::with_pool(b, threads, |sink| readers::read_directory(path, prefix, sink))?
     } else {
-        let sniffed = sniff::sniff_file(path)?;
+        let sniffed = readers::sniff_file(path)?;
         report.read_as = sniffed.to_string();
         read_file(b, path, sniffed, opts, warc, &mut report)?
     };

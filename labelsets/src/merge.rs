@@ -49,7 +49,12 @@ pub fn merge(inputs: &[&Path], output: &Path, opts: &MergeOptions<'_>) -> Result
         h.min_chars,
         &description,
     )
-    .bits_per_key(h.filter.bits_per_key);
+    .bits_per_key(h.filter.bits_per_key)
+    // The first part's passage parameters; a part without passages makes the merge exact-only.
+    .passages(h.passages.as_ref().map(|p| p.params()))
+    .passage_max_documents(
+        h.passages.as_ref().map_or(crate::passages::DEFAULT_MAX_DOCUMENTS, |p| p.max_documents),
+    );
     if let Some((bytes, tmp)) = opts.memory {
         b = b.memory(bytes, tmp);
     }

@@ -35,6 +35,22 @@ pub fn open_maybe_compressed(path: &Path) -> Result<Box<dyn BufRead>> {
     open_counted(path, None)
 }
 
+/// Sniff a file: its compression, and its content after decompression.
+pub fn sniff_file(path: &Path) -> Result<crate::sniff::Sniffed> {
+    let mut r = open_maybe_compressed(path)?;
+    let raw_head = {
+        let f = std::fs::File::open(path).map_err(io_err(path))?;
+        let mut b = Vec::new();
+        f.take(8).read_to_end(&mut b).map_err(io_err(path))?;
+        b
+    };
+    let head = crate::sniff::peek(&mut r, path)?;
+    Ok(crate::sniff::Sniffed {
+        compression: Compression::of(&raw_head),
+        content: crate::sniff::content_of(&head),
+    })
+}
+
 /// A reader that adds the bytes it reads to a build's progress.
 struct Counted<R> {
     inner: R,

@@ -129,23 +129,7 @@ fn skip_xml_prolog(mut b: &[u8]) -> &[u8] {
     }
 }
 
-/// Is `head` (the first decompressed bytes) a tar header? The `ustar` magic, or a header
-/// block whose checksum field matches its bytes (old V7 archives).
-pub fn is_tar_header(head: &[u8]) -> bool {
-    if head.len() < 512 {
-        return false;
-    }
-    if &head[257..262] == b"ustar" {
-        return true;
-    }
-    let Some(stored) = crate::tar::octal(&head[148..156]) else { return false };
-    let sum: u64 = head[..512]
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| if (148..156).contains(&i) { 32 } else { c as u64 })
-        .sum();
-    stored == sum && head[0] != 0
-}
+pub use crate::tar::is_tar_header;
 
 /// Classify decompressed content by its first bytes.
 pub fn content_of(head: &[u8]) -> Content {
@@ -211,19 +195,6 @@ pub fn peek(r: &mut impl Read, path: &Path) -> Result<Vec<u8>> {
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     r.by_ref().take(SNIFF_BYTES as u64).read_to_end(&mut head).map_err(io_err(path))?;
     Ok(head)
-}
-
-/// Sniff a file: its compression, and its content after decompression.
-pub fn sniff_file(path: &Path) -> Result<Sniffed> {
-    let mut r = crate::readers::open_maybe_compressed(path)?;
-    let raw_head = {
-        let f = std::fs::File::open(path).map_err(io_err(path))?;
-        let mut b = Vec::new();
-        f.take(8).read_to_end(&mut b).map_err(io_err(path))?;
-        b
-    };
-    let head = peek(&mut r, path)?;
-    Ok(Sniffed { compression: Compression::of(&raw_head), content: content_of(&head) })
 }
 
 /// Sniff a stream: returns what it is and a reader that yields it from its first byte.

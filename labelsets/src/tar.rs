@@ -7,6 +7,24 @@ use std::path::Path;
 
 use crate::{io_err, Error, Result};
 
+/// Is `head` (the first decompressed bytes) a tar header? The `ustar` magic, or a header
+/// block whose checksum field matches its bytes (old V7 archives).
+pub fn is_tar_header(head: &[u8]) -> bool {
+    if head.len() < 512 {
+        return false;
+    }
+    if &head[257..262] == b"ustar" {
+        return true;
+    }
+    let Some(stored) = octal(&head[148..156]) else { return false };
+    let sum: u64 = head[..512]
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| if (148..156).contains(&i) { 32 } else { c as u64 })
+        .sum();
+    stored == sum && head[0] != 0
+}
+
 /// Parse an octal tar number field (NUL/space padded). GNU base-256 numbers (high bit set)
 /// are read too.
 pub fn octal(field: &[u8]) -> Option<u64> {
@@ -63,7 +81,7 @@ pub fn for_each_member(
             path: path.into(),
             reason: format!("tar header at byte {here}: {what}"),
         };
-        if !crate::sniff::is_tar_header(&header) {
+        if !is_tar_header(&header) {
             return Err(bad("not a tar header (damaged or not a tar archive)"));
         }
         let size = octal(&header[124..136]).ok_or_else(|| bad("unreadable size"))?;

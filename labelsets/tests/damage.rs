@@ -27,9 +27,15 @@ struct Answers {
     present_batched: Vec<Option<SourceId>>,
     absent: Vec<Option<SourceId>>,
     sources: Vec<Option<(String, String)>>,
+    /// Passage lookups (issue 36): the original's passages, then absent hashes.
+    passages: Vec<Option<SourceId>>,
 }
 
+/// The original's passage hashes, then hashes it does not hold.
+static PASSAGE_QUERIES: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
+
 fn answers(set: &LabelSet, present: &[Sha1Digest], absent: &[Sha1Digest], sources: u32) -> Answers {
+    use detector::passages::PassageLookup;
     let h = set.header();
     let mut present_batched = Vec::new();
     set.lookup_many(present, &mut present_batched);
@@ -46,6 +52,9 @@ fn answers(set: &LabelSet, present: &[Sha1Digest], absent: &[Sha1Digest], source
         present_batched,
         absent: absent.iter().map(|d| set.lookup(d)).collect(),
         sources: (0..sources + 2).map(|i| set.source(i).map(|s| (s.title.into(), s.url.into()))).collect(),
+        passages: PASSAGE_QUERIES
+            .get()
+            .map_or(Vec::new(), |q| q.iter().map(|&h| set.lookup_passage(h)).collect()),
     }
 }
 
@@ -86,7 +95,13 @@ fn every_damaged_copy_is_refused_or_answers_as_the_original() {
     assert!(present.len() > 7000, "{}", present.len());
     let absent: Vec<Sha1Digest> = (0..5000u32).map(|i| sha1(format!("absent {i}").as_bytes())).collect();
     let sources = set.source_count() as u32;
+    let mut passage_queries: Vec<u64> =
+        set.passages().expect("a passage table").iter().map(|(k, _)| k << 24).collect(); // as anchor hashes
+    assert!(passage_queries.len() > 10_000, "{}", passage_queries.len());
+    passage_queries.extend((0..5000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) << 3));
+    PASSAGE_QUERIES.set(passage_queries).unwrap();
     let want = answers(&set, &present, &absent, sources);
+    assert!(want.passages.iter().filter(|p| p.is_some()).count() > 10_000);
     let h = set.header().clone();
     drop(set);
 
@@ -107,6 +122,12 @@ fn every_damaged_copy_is_refused_or_answers_as_the_original() {
         ("source offsets", s.source_offsets),
         ("source blob", s.source_blob),
     ] {
+        let (a, b) = sec(x);
+        parts.push((name, a, b));
+    }
+    let ph = h.passages.as_ref().expect("passages in the header");
+    for (name, x) in [("passage filter", ph.filter), ("passage index", ph.index), ("passage table", ph.table)]
+    {
         let (a, b) = sec(x);
         parts.push((name, a, b));
     }
@@ -215,7 +236,8 @@ fn every_damaged_copy_is_refused_or_answers_as_the_original() {
     }
     row("**all**", &total);
     assert!(total.silent.is_empty(), "silently changed answers: {:?}", total.silent);
-    // The entries are left to the scan-time check; nothing else is.
+    // The entries and the passage table are left to the scan-time check; nothing else is.
     assert!(by_part["entries"].refused_scan > 0);
-    assert_eq!(total.refused_scan, by_part["entries"].refused_scan);
+    assert!(by_part["passage table"].refused_scan > 0);
+    assert_eq!(total.refused_scan, by_part["entries"].refused_scan + by_part["passage table"].refused_scan);
 }

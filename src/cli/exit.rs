@@ -1,4 +1,4 @@
-//! The exit codes of every `ditto` command (README, "Exit codes"), and how a command's
+//! The exit codes of every `ditto` command (`docs/GUIDE.md`, "Exit codes"), and how a command's
 //! outcome becomes one: errors print `error: …` and give 1, clap's usage errors give 2, a run
 //! that finished but could not read some of its inputs gives 3, an interrupted one 130 with a
 //! line saying how to resume. A closed stdout (`ditto report | head`) ends the command quietly

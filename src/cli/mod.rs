@@ -90,7 +90,7 @@ enum Command {
     /// disk, its cache capped at 8 MiB), at the default settings with 2 threads: URLs seen are
     /// at most --max-queued plus the pages fetched, about 1.3 GiB at the defaults. Pages held
     /// at once (up to --max-in-flight fetches plus the pipeline's queues) cost their size on
-    /// top (README, "Limits on hostile input").
+    /// top (docs/GUIDE.md, "Limits on hostile input").
     Crawl(Box<flags::crawl::CrawlArgs>),
     /// Clusters of exact and near replicas among a store's pages (SimHash + shingle overlap).
     Replicas(flags::replicas::ReplicasArgs),

@@ -189,40 +189,8 @@ pub fn run_partition(
         ..s.fetch.clone()
     };
     let fetcher = Fetcher::new(fetch_cfg)?;
-    let mut seed_urls = Vec::new();
-    for seed in &s.seeds {
-        let mut url = canonical_url(seed).with_context(|| format!("seed {seed:?}"))?;
-        if crawler::urls::strip_credentials(&mut url) {
-            // The link policy removes them too (and counts them): they are never sent.
-            tracing::warn!(seed = %url, "the seed's credentials (user:password@) are removed: a crawl never sends them");
-        }
-        seed_urls.push(url);
-    }
-    let mut scope = ScopeRules::new(s.scope).with_seeds(seed_urls.iter());
-    let parse_patterns = |v: &[String]| -> Result<Vec<HostPattern>> {
-        v.iter().map(|p| HostPattern::parse(p).with_context(|| format!("host pattern {p:?}"))).collect()
-    };
-    scope = scope.with_allowed(parse_patterns(&s.allow_hosts)?).with_blocked(parse_patterns(&s.block_hosts)?);
-    let traps = TrapGuard::new(TrapLimits { rules: s.traps, ..TrapLimits::default() });
-    let mut policy = LinkPolicy::new(scope, traps, s.crawl.max_depth);
-    policy.max_links_per_page = s.crawl.max_links_per_page;
-    if let Some(r) = &router {
-        policy = policy.with_partition(r.clone());
-    }
-    let policy = Arc::new(policy);
-    let focused = match s.focus {
-        Focus::Bfs => None,
-        Focus::Labeled => {
-            let titles = TitleIndex::new(s.focus_opts.titles.iter().map(String::as_str));
-            let mut state = FocusState::new(titles);
-            if let Some(path) = &s.focus_opts.log {
-                state = state
-                    .with_log(path)
-                    .with_context(|| format!("opening the focus log {}", path.display()))?;
-            }
-            Some(Arc::new(state))
-        }
-    };
+    let policy = Arc::new(link_policy(&s, router.as_ref())?);
+    let focused = focus_state(&s)?;
     let mut crawl_cfg = s.crawl.clone();
     if let Some(f) = &focused {
         crawl_cfg.ranker = Some(f.clone());
@@ -236,29 +204,11 @@ pub fn run_partition(
         focused: focused.clone(),
     });
 
-    let recorder: Option<Arc<dyn FetchRecorder>> = match &s.warc_dir {
-        None => {
-            // No WARC: the store is the only copy of what the crawl saw.
-            matcher.keep_text = true;
-            None
-        }
-        Some(dir) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            // Evidence is read back from these files (`crate::source::text`).
-            let abs = std::fs::canonicalize(dir).with_context(|| format!("resolving {}", dir.display()))?;
-            store.set_meta(crate::source::text::WARC_DIR_META, &abs.to_string_lossy())?;
-            let info = WarcInfo {
-                software: format!("ditto/{}", env!("CARGO_PKG_VERSION")),
-                user_agent: Some(s.user_agent.clone()),
-                robots: Some("obey".into()),
-                ..WarcInfo::default()
-            };
-            let w = WarcWriter::new(dir, "ditto", s.warc_max_bytes)
-                .with_context(|| format!("opening WARC output in {}", dir.display()))?
-                .with_info(info);
-            Some(Arc::new(WarcRecorder { writer: Mutex::new(w) }))
-        }
-    };
+    let recorder = warc_recorder(&s, &store)?;
+    if recorder.is_none() {
+        // No WARC: the store is the only copy of what the crawl saw.
+        matcher.keep_text = true;
+    }
 
     let counters = Arc::new(CrawlCounters::default());
     let _metrics = match s.metrics {
@@ -307,18 +257,10 @@ pub fn run_partition(
     if let Some(f) = &focused {
         f.flush();
     }
-    let mut warc_files = Vec::new();
     if let Some(r) = &recorder {
         r.close();
     }
-    if let Some(dir) = &s.warc_dir {
-        if let Ok(rd) = std::fs::read_dir(dir) {
-            for e in rd.flatten() {
-                warc_files.push(e.path().display().to_string());
-            }
-            warc_files.sort();
-        }
-    }
+    let warc_files = s.warc_dir.as_deref().map(files_in).unwrap_or_default();
     let crawl =
         report_slot.lock().unwrap_or_else(|e| e.into_inner()).take().context("the crawl did not report")?;
     // From the recorded counts: a full pass over every page record would grow with the store.
@@ -326,4 +268,76 @@ pub fn run_partition(
     let harvest_rate = if crawl.pages > 0 { totals.labeled_chunks as f64 / crawl.pages as f64 } else { 0.0 };
     let exchange = router.map(|r| r.stats());
     Ok(CrawlSummary { crawl, detection, warc_files, harvest_rate, exchange })
+}
+
+/// Where the crawl may go: the seeds' scope widened or narrowed by host patterns, the trap
+/// rules, the depth and link caps, and the partition's share of the hosts.
+fn link_policy(s: &CrawlSettings, router: Option<&Arc<PartitionRouter>>) -> Result<LinkPolicy> {
+    let mut seed_urls = Vec::new();
+    for seed in &s.seeds {
+        let mut url = canonical_url(seed).with_context(|| format!("seed {seed:?}"))?;
+        if crawler::urls::strip_credentials(&mut url) {
+            // The link policy removes them too (and counts them): they are never sent.
+            tracing::warn!(seed = %url, "the seed's credentials (user:password@) are removed: a crawl never sends them");
+        }
+        seed_urls.push(url);
+    }
+    let mut scope = ScopeRules::new(s.scope).with_seeds(seed_urls.iter());
+    let parse_patterns = |v: &[String]| -> Result<Vec<HostPattern>> {
+        v.iter().map(|p| HostPattern::parse(p).with_context(|| format!("host pattern {p:?}"))).collect()
+    };
+    scope = scope.with_allowed(parse_patterns(&s.allow_hosts)?).with_blocked(parse_patterns(&s.block_hosts)?);
+    let traps = TrapGuard::new(TrapLimits { rules: s.traps, ..TrapLimits::default() });
+    let mut policy = LinkPolicy::new(scope, traps, s.crawl.max_depth);
+    policy.max_links_per_page = s.crawl.max_links_per_page;
+    if let Some(r) = router {
+        policy = policy.with_partition(r.clone());
+    }
+    Ok(policy)
+}
+
+/// The focused crawl's state (`--focus labeled`), with its log when one is asked for.
+fn focus_state(s: &CrawlSettings) -> Result<Option<Arc<FocusState>>> {
+    Ok(match s.focus {
+        Focus::Bfs => None,
+        Focus::Labeled => {
+            let titles = TitleIndex::new(s.focus_opts.titles.iter().map(String::as_str));
+            let mut state = FocusState::new(titles);
+            if let Some(path) = &s.focus_opts.log {
+                state = state
+                    .with_log(path)
+                    .with_context(|| format!("opening the focus log {}", path.display()))?;
+            }
+            Some(Arc::new(state))
+        }
+    })
+}
+
+/// The WARC writer of `--warc-dir`, if any; its directory is recorded in the store, since
+/// evidence is read back from these files (`crate::source::text`).
+fn warc_recorder(s: &CrawlSettings, store: &Store) -> Result<Option<Arc<dyn FetchRecorder>>> {
+    let Some(dir) = &s.warc_dir else { return Ok(None) };
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let abs = std::fs::canonicalize(dir).with_context(|| format!("resolving {}", dir.display()))?;
+    store.set_meta(crate::source::text::WARC_DIR_META, &abs.to_string_lossy())?;
+    let info = WarcInfo {
+        software: format!("ditto/{}", env!("CARGO_PKG_VERSION")),
+        user_agent: Some(s.user_agent.clone()),
+        robots: Some("obey".into()),
+        ..WarcInfo::default()
+    };
+    let w = WarcWriter::new(dir, "ditto", s.warc_max_bytes)
+        .with_context(|| format!("opening WARC output in {}", dir.display()))?
+        .with_info(info);
+    Ok(Some(Arc::new(WarcRecorder { writer: Mutex::new(w) })))
+}
+
+/// The files of `dir`, sorted (none if it cannot be read).
+fn files_in(dir: &std::path::Path) -> Vec<String> {
+    let mut files: Vec<String> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd.flatten().map(|e| e.path().display().to_string()).collect(),
+        Err(_) => Vec::new(),
+    };
+    files.sort();
+    files
 }

@@ -213,6 +213,7 @@ mod tests {
                 text_hash: None,
                 shingles: 0,
                 near_duplicate_of: None,
+                passages: None,
                 sketch: Default::default(),
             },
             file_hash: [0; 20],

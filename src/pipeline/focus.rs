@@ -335,10 +335,18 @@ pub enum LogLine {
     },
 }
 
+/// What each host showed, and which hosts' statistics changed since the scheduler last
+/// asked ([`HostRanker::take_changed`]): it ranks those again and no others.
+#[derive(Default)]
+struct Hosts {
+    stats: HashMap<String, HostStats>,
+    changed: HashSet<String>,
+}
+
 /// A focused crawl's shared state: the title index, what each host showed, the log.
 pub struct FocusState {
     pub titles: TitleIndex,
-    hosts: Mutex<HashMap<String, HostStats>>,
+    hosts: Mutex<Hosts>,
     log: Option<Mutex<BufWriter<File>>>,
     log_path: Option<PathBuf>,
     takes: AtomicU64,
@@ -348,7 +356,7 @@ impl FocusState {
     pub fn new(titles: TitleIndex) -> Self {
         FocusState {
             titles,
-            hosts: Mutex::new(HashMap::new()),
+            hosts: Mutex::new(Hosts::default()),
             log: None,
             log_path: None,
             takes: AtomicU64::new(0),
@@ -371,15 +379,18 @@ impl FocusState {
     /// `labeled_chunks` labeled ones.
     pub fn observe(&self, host_key: &str, long_chunks: u32, labeled_chunks: u32) {
         let mut h = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
-        let s = h.entry(host_key.to_string()).or_default();
+        let s = h.stats.entry(host_key.to_string()).or_default();
         s.pages += 1;
         s.long_chunks += long_chunks as u64;
         s.labeled_chunks += labeled_chunks as u64;
+        if !h.changed.contains(host_key) {
+            h.changed.insert(host_key.to_string());
+        }
     }
 
     /// What `host_key`'s pages showed so far in this run.
     pub fn host(&self, host_key: &str) -> HostStats {
-        self.hosts.lock().unwrap_or_else(|e| e.into_inner()).get(host_key).copied().unwrap_or_default()
+        self.hosts.lock().unwrap_or_else(|e| e.into_inner()).stats.get(host_key).copied().unwrap_or_default()
     }
 
     /// Log a queued link's evidence.
@@ -414,6 +425,10 @@ impl FocusState {
 impl HostRanker for FocusState {
     fn rank(&self, host_key: &str, best_priority: u32) -> f64 {
         self.host(host_key).rank(priority_score(best_priority))
+    }
+
+    fn take_changed(&self) -> Vec<String> {
+        self.hosts.lock().unwrap_or_else(|e| e.into_inner()).changed.drain().collect()
     }
 
     fn taken(&self, entry: &FrontierEntry, n: u64, rank: f64, position: usize) {

@@ -58,6 +58,12 @@ impl StageMetrics {
         self.cpu_nanos.fetch_add(cpu.as_nanos() as u64, Ordering::Relaxed);
     }
 
+    /// Add busy time not spent on an item (a reader listing a folder, or reading past the
+    /// last page of a file).
+    pub fn add_busy(&self, busy: Duration) {
+        self.busy_nanos.fetch_add(busy.as_nanos() as u64, Ordering::Relaxed);
+    }
+
     pub fn record(&self, busy: Duration, produced: bool) {
         let nanos = busy.as_nanos() as u64;
         self.items_in.fetch_add(1, Ordering::Relaxed);

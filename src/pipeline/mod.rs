@@ -44,6 +44,8 @@ pub struct ScanConfig {
     pub traps: TrapRules,
     /// Workers per CPU stage.
     pub threads: usize,
+    /// Inputs read at once (`source_stage::run_partition`); 0: as many as `threads`.
+    pub readers: usize,
     /// Pages per store batch.
     pub batch_size: usize,
     /// Largest body read, in bytes.
@@ -98,7 +100,7 @@ pub fn run_scan_partition(
     part: crawler::partition::Partition,
 ) -> Result<ScanStats> {
     // The input size is needed only for a progress bar.
-    let plan = source_stage::plan_with(&cfg.inputs, cfg.progress != progress::ProgressMode::None)?;
+    let plan = source_stage::plan_for_scan(&cfg.inputs, cfg.progress != progress::ProgressMode::None, part)?;
     for notice in plan.layout_notices(cfg.url_prefix.as_deref()) {
         eprintln!("{notice}");
     }
@@ -108,6 +110,7 @@ pub fn run_scan_partition(
         max_body_bytes: cfg.max_body_bytes,
         remote: cfg.remote.clone(),
         store: Some(store.clone()),
+        readers: if cfg.readers == 0 { cfg.threads } else { cfg.readers },
     };
     let settings = PipelineSettings {
         normalization: cfg.normalization,
@@ -185,7 +188,8 @@ where
     let metrics = PipelineMetrics::new();
     let progress = progress::Progress::start(cfg.progress, cfg.progress_total_bytes, counters.clone());
 
-    // Source: one thread (WARC/directory reader, or the crawler's runtime).
+    // Source: a thread (the scan's readers start more, `source_stage::run_partition`; or the
+    // crawler's runtime).
     let source = {
         let (skips, counters) = (skips.clone(), counters.clone());
         std::thread::Builder::new()
@@ -238,7 +242,11 @@ where
         skipped: skips.counts(),
         errors: skips.errors_total(),
         error_samples: skips.errors(),
-        stages: metrics.snapshots(),
+        stages: {
+            // The source's readers, where the source is a scan's (a crawl's reports none).
+            let source = (c.stage.workers.load(Relaxed) > 0).then(|| c.stage.snapshot());
+            source.into_iter().chain(metrics.snapshots()).collect()
+        },
         remote: RemoteTotals {
             files_read: c.remote.files_read.load(Relaxed),
             files_finished_before: c.remote.files_finished_before.load(Relaxed),
@@ -298,8 +306,8 @@ impl PipelineMetrics {
     }
 }
 
-/// The CPU stages between the source and the store writer: trap filter (one worker, it
-/// looks up the store), then clean, fingerprint and match pools of `cfg.threads` workers.
+/// The CPU stages between the source and the store writer: trap filter, clean, fingerprint
+/// and match pools of `cfg.threads` workers each.
 fn spawn_stages(
     cfg: &PipelineSettings,
     store: &Arc<Store>,
@@ -318,7 +326,7 @@ fn spawn_stages(
     let skip_stored = store.has_any_page().unwrap_or(true);
     let filter_settings = FilterSettings { traps: cfg.traps, store: Some(store.clone()), skip_stored };
     let (s, c) = (skips.clone(), counters.clone());
-    workers.extend(pool::spawn_pool(metrics.filter.clone(), 1, input, flt_tx, move |p| {
+    workers.extend(pool::spawn_pool(metrics.filter.clone(), threads, input, flt_tx, move |p| {
         let kept = stages::filter(p, &filter_settings, &s);
         if kept.is_none() {
             c.pages_dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -3,13 +3,14 @@
 //! in the store so that a rerun passes over it.
 //!
 //! A file counts as finished only once every page it sent has been stored or dropped: at a
-//! checkpoint the source waits for the pipeline to drain (the trap filter drops pages in
-//! order on one thread, and the writer counts what it stored), then records the files read
-//! since the last checkpoint and flushes the store. A file that broke off is not recorded;
+//! checkpoint the source stops its readers from sending (they wait at its gate), waits for
+//! the pipeline to drain (the trap filter counts what it dropped, the writer what it
+//! stored), then records the files read to their end since the last checkpoint and flushes
+//! the store. Several files may be in flight, read by several readers. A file that broke off is not recorded;
 //! a rerun reads it again, and the pages it had stored are passed over at the filter.
 
+#[cfg(not(feature = "crawl"))]
 use std::io::Read;
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -57,12 +58,27 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(10);
 /// The longest a checkpoint waits for the pipeline to drain.
 const DRAIN_LIMIT: Duration = Duration::from_secs(120);
 
+/// A remote file being read: its stream.
+#[cfg(feature = "crawl")]
+pub type RemoteReader = crate::source::remote::PipeReader;
+
+/// A remote file being read (none in a build without `crawl`).
+#[cfg(not(feature = "crawl"))]
+pub struct RemoteReader(std::convert::Infallible);
+
+#[cfg(not(feature = "crawl"))]
+impl Read for RemoteReader {
+    fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+        match self.0 {}
+    }
+}
+
 /// The remote part of one run.
 pub struct RemoteRun {
     #[cfg(feature = "crawl")]
     prefetch: Option<crate::source::remote::Prefetcher>,
-    /// Remote inputs this run reads (its partition's, not finished before).
-    chosen: std::collections::HashSet<String>,
+    /// How many remote files this run reads (its partition's, not finished before).
+    files: usize,
     store: Option<Arc<Store>>,
     /// Files read to the end since the last checkpoint.
     unrecorded: Vec<String>,
@@ -92,7 +108,7 @@ impl RemoteRun {
         let mut run = Self {
             #[cfg(feature = "crawl")]
             prefetch: None,
-            chosen: chosen.iter().cloned().collect(),
+            files: chosen.len(),
             store,
             unrecorded: Vec::new(),
             last_checkpoint: Instant::now(),
@@ -130,44 +146,34 @@ impl RemoteRun {
         }
     }
 
-    /// Read one remote input (if this run reads it) through `send_pages` (its stream and
-    /// name → false when the pipeline downstream has stopped); returns that answer.
-    pub fn read(
-        &mut self,
-        path: &Path,
-        c: &RemoteCounters,
-        drained: &dyn Fn() -> bool,
-        send_pages: impl FnOnce(&mut dyn Read, &str) -> bool,
-    ) -> Result<bool> {
-        let url = path.to_string_lossy();
-        if !self.chosen.contains(url.as_ref()) {
-            return Ok(true);
-        }
-        if !self.read_next(&url, c, send_pages)? {
-            return Ok(false);
-        }
-        if self.last_checkpoint.elapsed() >= CHECKPOINT_EVERY {
-            self.checkpoint(drained, false)?;
-        }
-        Ok(true)
+    /// How many remote files this run reads: each is one [`RemoteRun::take`].
+    pub fn files(&self) -> usize {
+        self.files
+    }
+
+    /// The next remote file to read, in listing order (its fetch started earlier where the
+    /// in-flight limit allowed); `None` once every file has been handed out. Several
+    /// readers may hold one each.
+    #[cfg(feature = "crawl")]
+    pub fn take(&mut self) -> Option<(String, RemoteReader)> {
+        self.prefetch.as_mut().and_then(|p| p.next_file())
+    }
+
+    #[cfg(not(feature = "crawl"))]
+    pub fn take(&mut self) -> Option<(String, RemoteReader)> {
+        None
+    }
+
+    /// A file taken with [`RemoteRun::take`] has been read (its pages all sent): counted,
+    /// and noted for the next checkpoint if it was read to its end. Returns whether a
+    /// checkpoint is due ([`RemoteRun::checkpoint`]).
+    pub fn done(&mut self, url: &str, reader: &RemoteReader, c: &RemoteCounters) -> bool {
+        self.note_done(url, reader, c);
+        self.last_checkpoint.elapsed() >= CHECKPOINT_EVERY
     }
 
     #[cfg(feature = "crawl")]
-    fn read_next(
-        &mut self,
-        url: &str,
-        c: &RemoteCounters,
-        send_pages: impl FnOnce(&mut dyn Read, &str) -> bool,
-    ) -> Result<bool> {
-        let Some((got, mut reader)) = self.prefetch.as_mut().and_then(|p| p.next_file()) else {
-            anyhow::bail!("{url}: remote inputs out of step (a bug)");
-        };
-        if got != url {
-            anyhow::bail!("{url}: remote inputs out of step, got {got} (a bug)");
-        }
-        if !send_pages(&mut reader, url) {
-            return Ok(false);
-        }
+    fn note_done(&mut self, url: &str, reader: &RemoteReader, c: &RemoteCounters) {
         if let Some(st) = reader.stats() {
             c.resumes.fetch_add(st.resumes, Relaxed);
             c.retries.fetch_add(st.retries, Relaxed);
@@ -179,21 +185,17 @@ impl RemoteRun {
             // The WARC reader reported the failure as a read error; the file is counted here.
             c.files_failed.fetch_add(1, Relaxed);
         }
-        Ok(true)
     }
 
     #[cfg(not(feature = "crawl"))]
-    fn read_next(
-        &mut self,
-        url: &str,
-        _c: &RemoteCounters,
-        _send: impl FnOnce(&mut dyn Read, &str) -> bool,
-    ) -> Result<bool> {
-        anyhow::bail!("{url}: this build of ditto reads no remote inputs")
+    fn note_done(&mut self, _url: &str, reader: &RemoteReader, _c: &RemoteCounters) {
+        match reader.0 {}
     }
 
     /// Record the files read since the last checkpoint, once the pipeline has stored or
-    /// dropped every page sent (`drained`). `last`: the run's final checkpoint.
+    /// dropped every page sent (`drained`). `last`: the run's final checkpoint. With several
+    /// readers, the caller keeps them from sending while this runs (the source's gate), so
+    /// that the pipeline drains.
     pub fn checkpoint(&mut self, drained: &dyn Fn() -> bool, last: bool) -> Result<()> {
         self.last_checkpoint = Instant::now();
         let Some(store) = &self.store else { return Ok(()) };

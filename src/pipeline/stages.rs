@@ -7,7 +7,8 @@ use std::sync::Arc;
 use crawler::crawl::LinkPolicy;
 use detector::clean::{sniff_kind, CleanedDoc};
 use detector::fingerprint::{sha1, Sha1Digest};
-use detector::matching::{match_page, ChunkLookup, StopList};
+use detector::matching::{add_passages, match_page, ChunkLookup, StopList};
+use detector::passages::PassageLookup;
 use detector::{CleanOptions, NeighborhoodAccumulator, Normalization, Page, TrapReason, TrapRules};
 use store::{Evidence, FrontierEntry, PageRecord, PageWrite, SourceCount, Store};
 
@@ -223,6 +224,9 @@ pub struct Matcher {
     /// Longest passage kept, in chars; 0 leaves each evidence passage empty (the store keeps
     /// only each passage's source and block, and reports read the passage back).
     pub passage_chars: usize,
+    /// Passage matching (issue 36): the label set's passage table, or `None` for exact
+    /// chunks only (`--match exact`, or a label set without passages).
+    pub passages: Option<Arc<dyn PassageLookup + Send + Sync>>,
     /// Crawl only: how links found on pages enter the frontier.
     pub links: Option<LinkSettings>,
     /// Keep each page's cleaned text in the store (`--keep-text`, for inputs that will not
@@ -276,12 +280,15 @@ pub fn link_priority(focus: Focus, contains: f64, badness: f64, depth: u32) -> u
 /// Match stage (§3.1 steps 4–6): stop-chunk removal, `contains`, and the page's
 /// neighborhoods and accumulator contribution.
 pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
-    let v = match_page(
+    let mut v = match_page(
         &p.fp,
         m.chunks.as_ref(),
         m.files.as_deref().map(|f| f as &dyn ChunkLookup),
         m.stops.as_ref(),
     );
+    if let Some(table) = &m.passages {
+        add_passages(&mut v, &p.fp, p.doc.blocks.iter(), table.as_ref(), m.stops.as_ref());
+    }
     tracing::debug!(
         host = p.page.host(),
         url = %p.page.url,
@@ -380,6 +387,12 @@ pub fn match_stage(p: FingerprintedPage, m: &Matcher) -> PageWrite {
             shingles: p.replica.sketch.estimated_size() as u32,
             near_duplicate_of,
             sketch: p.replica.sketch,
+            passages: v.passages_checked.then(|| store::PassageSummary {
+                words: v.words,
+                covered_words: v.passage_words,
+                chunks: v.passage_chunks,
+                blocks: v.matches.iter().filter(|m| m.passage).map(|m| m.block).collect(),
+            }),
         },
         file_hash,
         fetched,

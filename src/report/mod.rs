@@ -228,6 +228,8 @@ fn neighborhoods(
             sources,
             evidence,
             near_duplicate_of: None,
+            words: None,
+            covered_words: None,
             noindex: false,
             canonical: None,
         });
@@ -264,13 +266,7 @@ fn collect_evidence(p: &PageRecord, names: &dyn SourceNames, max: usize, out: &m
     if let Some(e) = p.evidence.first() {
         if out.len() < max {
             let (title, url) = names.name(e.source).unzip();
-            out.push(EvidenceRow {
-                url: p.url.clone(),
-                passage: e.passage.clone(),
-                source_id: e.source,
-                source_title: title,
-                source_url: url,
-            });
+            out.push(EvidenceRow::of(p, e, title, url));
         }
     }
 }
@@ -338,13 +334,7 @@ fn pages(
                 .take(cfg.evidence)
                 .map(|e| {
                     let (title, url) = names.name(e.source).unzip();
-                    EvidenceRow {
-                        url: p.url.clone(),
-                        passage: e.passage.clone(),
-                        source_id: e.source,
-                        source_title: title,
-                        source_url: url,
-                    }
+                    EvidenceRow::of(&p, e, title, url)
                 })
                 .collect();
             Ok(ReportRow {
@@ -359,6 +349,8 @@ fn pages(
                 sources: top_sources(per_source, names, cfg.sources),
                 evidence,
                 near_duplicate_of: p.near_duplicate_of.clone(),
+                words: p.passages.as_ref().map(|s| s.words),
+                covered_words: p.passages.as_ref().map(|s| s.covered_words),
                 noindex: directives.noindex,
                 canonical: directives.canonical,
             })

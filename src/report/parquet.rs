@@ -40,6 +40,7 @@ fn evidence_fields() -> Fields {
         Field::new("source_id", DataType::UInt32, false),
         Field::new("source_title", DataType::Utf8, true),
         Field::new("source_url", DataType::Utf8, true),
+        Field::new("match", DataType::Utf8, false),
     ])
 }
 
@@ -62,6 +63,8 @@ pub fn report_schema() -> SchemaRef {
         Field::new("sources", list_of(source_fields()), false),
         Field::new("evidence", list_of(evidence_fields()), false),
         Field::new("near_duplicate_of", DataType::Utf8, true),
+        Field::new("words", DataType::UInt32, true),
+        Field::new("covered_words", DataType::UInt32, true),
     ]))
 }
 
@@ -114,6 +117,7 @@ pub fn report_batch(rows: &[ReportRow]) -> Result<RecordBatch> {
             Arc::new(UInt32Array::from_iter_values(ev.iter().map(|e| e.source_id))),
             opt_strings(ev.iter().map(|e| e.source_title.as_deref())),
             opt_strings(ev.iter().map(|e| e.source_url.as_deref())),
+            strings(ev.iter().map(|e| e.match_kind)),
         ],
     )?;
     let columns: Vec<ArrayRef> = vec![
@@ -128,6 +132,8 @@ pub fn report_batch(rows: &[ReportRow]) -> Result<RecordBatch> {
         sources,
         evidence,
         opt_strings(rows.iter().map(|r| r.near_duplicate_of.as_deref())),
+        Arc::new(UInt32Array::from(rows.iter().map(|r| r.words).collect::<Vec<_>>())),
+        Arc::new(UInt32Array::from(rows.iter().map(|r| r.covered_words).collect::<Vec<_>>())),
     ];
     Ok(RecordBatch::try_new(report_schema(), columns)?)
 }
@@ -261,8 +267,11 @@ mod tests {
                 source_id: 0,
                 source_title: Some("t".into()),
                 source_url: None,
+                match_kind: "exact",
             }],
             near_duplicate_of: None,
+            words: None,
+            covered_words: None,
             noindex: false,
             canonical: None,
         };

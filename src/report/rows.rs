@@ -43,6 +43,30 @@ pub struct EvidenceRow {
     pub source_id: u32,
     pub source_title: Option<String>,
     pub source_url: Option<String>,
+    /// How the passage was found: `exact` (the whole normalized paragraph is in the label
+    /// set) or `passage` (labeled passages cover at least half of its words: an edited copy).
+    #[serde(rename = "match")]
+    pub match_kind: &'static str,
+}
+
+impl EvidenceRow {
+    /// The row for evidence `e` of page `p`.
+    pub fn of(
+        p: &store::PageRecord,
+        e: &store::Evidence,
+        title: Option<String>,
+        url: Option<String>,
+    ) -> Self {
+        let passage = p.passages.as_ref().is_some_and(|s| s.blocks.contains(&e.block));
+        EvidenceRow {
+            url: p.url.clone(),
+            passage: e.passage.clone(),
+            source_id: e.source,
+            source_title: title,
+            source_url: url,
+            match_kind: if passage { "passage" } else { "exact" },
+        }
+    }
 }
 
 /// One reported neighborhood or page.
@@ -64,6 +88,12 @@ pub struct ReportRow {
     /// (`PageRecord::near_duplicate_of`); absent for neighborhoods and unmarked pages.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub near_duplicate_of: Option<String>,
+    /// Pages matched with passages: words on the page, and words its labeled passages cover
+    /// (absent for neighborhoods and for pages matched by exact chunks only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub words: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub covered_words: Option<u32>,
     /// Pages: the crawl was told `noindex` (meta robots or `X-Robots-Tag`): the site hid the
     /// page from search engines. Absent when not.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -193,8 +193,8 @@ pub fn print_scan(st: &ScanStats, store: &Store) -> Result<()> {
     }
     for s in &st.stages {
         eprintln!(
-            "  stage {:<12} workers {:>2}  in {:>8}  out {:>8}  busy {:>7.2}s",
-            s.stage, s.workers, s.items_in, s.items_out, s.busy_seconds
+            "  stage {:<12} workers {:>2}  in {:>8}  out {:>8}  busy {:>7.2}s  cpu {:>7.2}s",
+            s.stage, s.workers, s.items_in, s.items_out, s.busy_seconds, s.cpu_seconds
         );
     }
     // The pages' totals from the store's recorded counts (a pass over every page record

@@ -323,36 +323,156 @@ impl Iterator for DirSource {
                 self.stats.warc_files += 1;
                 continue;
             }
-            // One open and one fstat a file: its size and time come from the open handle.
-            let (body, meta) = match read_limited(path, self.max_file) {
-                Ok(Some(read)) => read,
-                Ok(None) => {
-                    self.stats.too_large += 1;
-                    continue;
+            match read_file_page(&self.root, &self.prefix, path, self.max_file) {
+                FileRead::Page(page) => {
+                    self.stats.pages += 1;
+                    self.stats.bytes += page.body.len() as u64;
+                    return Some(Ok(page));
                 }
-                Err(e) => {
+                FileRead::TooLarge => self.stats.too_large += 1,
+                FileRead::Failed(e) => {
                     self.stats.errors += 1;
-                    return Some(Err(DirError { path: path.to_path_buf(), message: e.to_string() }));
+                    return Some(Err(e));
                 }
-            };
-            let fetch_time = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map(|d| d.as_secs() as i64)
-                .unwrap_or(0);
-            self.stats.pages += 1;
-            self.stats.bytes += body.len() as u64;
-            return Some(Ok(Page {
-                url: self.url_for(path),
-                fetch_time,
-                status: 200,
-                content_type: guess_content_type(path).map(str::to_string),
-                body,
-                origin: PageOrigin::File { path: path.to_string_lossy().into_owned() },
-            }));
+            }
         }
     }
+}
+
+/// One file of a folder, read.
+pub enum FileRead {
+    Page(Page),
+    /// Over the size cap: skipped unread.
+    TooLarge,
+    Failed(DirError),
+}
+
+/// The file `path` under `root` as a page: URL = `prefix` + its path relative to `root`.
+/// One open and one fstat: its size and time come from the open handle.
+pub fn read_file_page(root: &Path, prefix: &str, path: &Path, max_file: u64) -> FileRead {
+    let (body, meta) = match read_limited(path, max_file) {
+        Ok(Some(read)) => read,
+        Ok(None) => return FileRead::TooLarge,
+        Err(e) => return FileRead::Failed(DirError { path: path.to_path_buf(), message: e.to_string() }),
+    };
+    let fetch_time = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    FileRead::Page(Page {
+        url: path_to_url(prefix, rel),
+        fetch_time,
+        status: 200,
+        content_type: guess_content_type(path).map(str::to_string),
+        body,
+        origin: PageOrigin::File { path: path.to_string_lossy().into_owned() },
+    })
+}
+
+/// A folder's identity, to find symlink loops: device and inode where the OS gives them,
+/// else its canonical path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirId(DirIdInner);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum DirIdInner {
+    #[cfg(unix)]
+    DevIno(u64, u64),
+    #[cfg_attr(unix, allow(dead_code))]
+    Path(PathBuf),
+}
+
+impl DirId {
+    /// The identity of the folder `path` (symlinks followed).
+    pub fn of(path: &Path) -> std::io::Result<DirId> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let m = fs::metadata(path)?;
+            Ok(DirId(DirIdInner::DevIno(m.dev(), m.ino())))
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(DirId(DirIdInner::Path(fs::canonicalize(path)?)))
+        }
+    }
+}
+
+/// One entry of a folder listing ([`list_dir`]).
+#[derive(Debug)]
+pub enum Entry {
+    /// A regular file (symlinks followed) that is not a WARC file.
+    File(PathBuf),
+    /// A WARC file (`*.warc`, `*.warc.gz`).
+    Warc(PathBuf),
+    /// A subfolder and its identity.
+    Dir(PathBuf, DirId),
+    /// A FIFO, socket or device file: not read.
+    NotRegular,
+    /// An entry that could not be read, or a symlink back to a folder above it.
+    Failed(DirError),
+}
+
+/// The entries of the folder `dir`, sorted by file name (the order of [`DirSource`]'s walk),
+/// symlinks followed; `ancestors`: the identities of `dir` and the folders above it up to
+/// the walk's root, so a symlink back to one of them is an error entry (as in `walkdir`),
+/// not an endless walk.
+pub fn list_dir(dir: &Path, ancestors: &[DirId]) -> Result<Vec<Entry>, DirError> {
+    let err = |path: &Path, e: std::io::Error| DirError { path: path.to_path_buf(), message: e.to_string() };
+    let mut names = Vec::new();
+    for e in fs::read_dir(dir).map_err(|e| err(dir, e))? {
+        match e {
+            Ok(e) => names.push((e.file_name(), e.file_type())),
+            Err(e) => names.push((std::ffi::OsString::new(), Err(e))),
+        }
+    }
+    names.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out = Vec::with_capacity(names.len());
+    for (name, kind) in names {
+        let path = dir.join(&name);
+        let kind = match kind {
+            // A symlink is followed: what it points to decides.
+            Ok(k) if k.is_symlink() => fs::metadata(&path).map(|m| m.file_type()),
+            k => k,
+        };
+        let kind = match kind {
+            Ok(k) => k,
+            Err(e) => {
+                out.push(Entry::Failed(err(&path, e)));
+                continue;
+            }
+        };
+        if kind.is_dir() {
+            let id = match DirId::of(&path) {
+                Ok(id) => id,
+                Err(e) => {
+                    out.push(Entry::Failed(err(&path, e)));
+                    continue;
+                }
+            };
+            if let Some(pos) = ancestors.iter().position(|a| *a == id) {
+                // The ancestor's path: `dir` is ancestors' last; each step up drops a name.
+                let up = ancestors.len() - 1 - pos;
+                let ancestor = dir.ancestors().nth(up).unwrap_or(dir);
+                let message = format!(
+                    "File system loop found: {} points to an ancestor {}",
+                    path.display(),
+                    ancestor.display()
+                );
+                out.push(Entry::Failed(DirError { path, message }));
+                continue;
+            }
+            out.push(Entry::Dir(path, id));
+        } else if kind.is_file() {
+            out.push(if is_warc_name(&path) { Entry::Warc(path) } else { Entry::File(path) });
+        } else {
+            out.push(Entry::NotRegular);
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -468,5 +588,38 @@ mod tests {
             layout_notice(dir.path()).starts_with("warning:")
                 && layout_notice(dir.path()).contains("--url-prefix")
         );
+    }
+
+    /// A symlink back to a folder above is an error entry, not a folder to walk; the
+    /// listing is sorted by name and sorts files, WARC files and folders apart.
+    #[cfg(unix)]
+    #[test]
+    fn listings_refuse_symlink_loops() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        fs::create_dir_all(a.join("sub")).unwrap();
+        fs::write(a.join("x.html"), "<p>x</p>").unwrap();
+        fs::write(a.join("c.warc.gz"), "").unwrap();
+        std::os::unix::fs::symlink(dir.path(), a.join("up")).unwrap();
+        let ids = [DirId::of(dir.path()).unwrap(), DirId::of(&a).unwrap()];
+        let got: Vec<String> = list_dir(&a, &ids)
+            .unwrap()
+            .into_iter()
+            .map(|e| match e {
+                Entry::File(p) => format!("file {}", p.file_name().unwrap().to_string_lossy()),
+                Entry::Warc(p) => format!("warc {}", p.file_name().unwrap().to_string_lossy()),
+                Entry::Dir(p, _) => format!("dir {}", p.file_name().unwrap().to_string_lossy()),
+                Entry::NotRegular => "other".into(),
+                Entry::Failed(e) => format!("error {}", e.message),
+            })
+            .collect();
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert_eq!(got[0], "warc c.warc.gz");
+        assert_eq!(got[1], "dir sub");
+        assert!(
+            got[2].starts_with("error File system loop found") && got[2].contains("points to an ancestor"),
+            "{got:?}"
+        );
+        assert_eq!(got[3], "file x.html");
     }
 }

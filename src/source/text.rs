@@ -383,6 +383,7 @@ mod tests {
                 text_hash: None,
                 shingles: 0,
                 near_duplicate_of: None,
+                passages: None,
                 sketch: Default::default(),
             },
             file_hash,

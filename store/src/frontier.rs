@@ -560,10 +560,13 @@ impl Store {
     }
 
     /// Hosts with queued entries (not taken) and the priority of each one's best entry.
+    /// A walk over every host's queue head, for the start of a crawl and before it stops
+    /// (in between, [`Store::frontier_take_queued_hosts`] says which hosts changed): the
+    /// store's lock of taken entries is held for one key at a time, never for the walk, so
+    /// pops and finishes go on meanwhile.
     pub fn frontier_hosts(&self) -> Result<Vec<(String, u32)>> {
         let mut out = Vec::new();
         let mut from = QUEUE.to_vec();
-        let taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             let next = self.tree.range(from.clone()..).next();
             let Some(kv) = next else { break };
@@ -571,7 +574,7 @@ impl Store {
             if !k.starts_with(QUEUE) {
                 break;
             }
-            if taken.is_taken(&k) {
+            if self.taken.lock().unwrap_or_else(|e| e.into_inner()).is_taken(&k) {
                 // The next key after this one.
                 from = k.to_vec();
                 from.push(0);

@@ -87,13 +87,20 @@ pub struct PageDirectives {
 /// What went wrong, by kind.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot open store {path}: {cause}")]
+    #[error("cannot open store {path}: {}", sled_words(cause))]
     Open { path: String, cause: sled::Error },
-    /// sled's errors other than corruption (those are [`StoreError::Damaged`]).
-    #[error("store I/O error: {0}")]
+    /// sled's errors other than corruption (those are [`StoreError::Damaged`]) and I/O on an
+    /// open store (those are [`StoreError::Disk`]).
+    #[error("store error: {}", sled_words(.0))]
     Sled(sled::Error),
-    #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    /// A file of the store or beside it could not be read or written. (`cause` is not an
+    /// error source: the message already says it, and a chain would say it twice.)
+    #[error("{path}: {}{}", io_words(cause), advice(cause))]
+    Io { path: String, cause: std::io::Error },
+    /// The storage engine could not read or write the files of an open store (a full disk):
+    /// the store's directory, the OS's reason in words, and what to do.
+    #[error("store {path}: {}{}", io_words(cause), advice(cause))]
+    Disk { path: String, cause: std::io::Error },
     #[error("no ditto store at {path} (a store is created by `ditto scan` or `ditto crawl`)")]
     Missing { path: String },
     #[error("{path} is not a ditto store: {why}; refusing to use it")]
@@ -122,6 +129,61 @@ pub enum StoreError {
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// sled's error in words: an I/O error as the OS's reason (`No space left on device (os error
+/// 28)`), not sled's own text, which prints it in Rust's debug form (`Os { code: 28, … }`).
+fn sled_words(e: &sled::Error) -> String {
+    match e {
+        sled::Error::Io(io) => format!("{}{}", io_words(io), advice(io)),
+        sled::Error::Unsupported(why) => lifecycle::escape(why),
+        sled::Error::CollectionNotFound(name) => {
+            format!("no tree named {}", lifecycle::escape(&String::from_utf8_lossy(name)))
+        }
+        e => lifecycle::escape(&e.to_string()),
+    }
+}
+
+/// An I/O error's reason in words: `No space left on device (os error 28)`. sled hands its
+/// I/O errors on as new errors whose text is the original's debug form (`Os { code: 28, kind:
+/// StorageFull, message: "No space left on device" }`): the OS's words are recovered from the
+/// code, or the message is taken out of it.
+pub fn io_words(e: &std::io::Error) -> String {
+    if let Some(code) = e.raw_os_error() {
+        return std::io::Error::from_raw_os_error(code).to_string();
+    }
+    if let Some(inner) = e.get_ref().and_then(|i| i.downcast_ref::<std::io::Error>()) {
+        return io_words(inner);
+    }
+    let text = e.to_string();
+    if let Some(rest) = text.strip_prefix("Os { code: ") {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if let Ok(code) = digits.parse::<i32>() {
+            return std::io::Error::from_raw_os_error(code).to_string();
+        }
+    }
+    if text.starts_with("Custom {") || text.starts_with("Kind(") {
+        // `Custom { kind: K, error: "words" }`: the words; `Kind(K)`: the kind's.
+        return match (text.find("error: \""), text.rfind('"')) {
+            (Some(a), Some(b)) if a + 8 <= b => lifecycle::escape(&text[a + 8..b]),
+            _ => e.kind().to_string(),
+        };
+    }
+    lifecycle::escape(&text)
+}
+
+/// What to do about an I/O error, after its reason (empty when there is nothing to add).
+pub fn advice(e: &std::io::Error) -> &'static str {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::StorageFull | K::QuotaExceeded | K::FileTooLarge => {
+            "; free space on that disk and run the same command again: the store is intact and \
+             the command resumes where it stopped"
+        }
+        K::PermissionDenied => "; check that this user may read and write it",
+        K::ReadOnlyFilesystem => "; its file system is read-only: use a store on a writable one",
+        _ => "",
+    }
+}
 
 /// A passage of a page found in the label set, with its source: evidence a person can check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -190,7 +252,27 @@ pub struct PageRecord {
     /// records written before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub near_duplicate_of: Option<String>,
+    /// Passage evidence (issue 36): `None` when the page was matched by exact chunks only
+    /// (`--match exact`, a label set without passages, records written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passages: Option<PassageSummary>,
 }
+
+/// What passage matching found on a page (`detector::matching::add_passages`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PassageSummary {
+    /// Words on the page.
+    pub words: u32,
+    /// Words covered by labeled passages.
+    pub covered_words: u32,
+    /// Blocks counted as labeled through passages (included in `labeled_chunks`).
+    pub chunks: u32,
+    /// Those blocks' indices (the first [`MAX_PASSAGE_BLOCKS`]).
+    pub blocks: Vec<u32>,
+}
+
+/// Most passage-matched block indices a record keeps.
+pub const MAX_PASSAGE_BLOCKS: usize = 256;
 
 impl PageRecord {
     fn key(&self, file_hash: &Sha1Digest) -> Vec<u8> {
@@ -856,6 +938,7 @@ mod tests {
                 text_hash: None,
                 shingles: 0,
                 near_duplicate_of: None,
+                passages: None,
                 sketch: Default::default(),
             },
             file_hash,
@@ -1033,5 +1116,33 @@ mod tests {
             };
             assert!(err.contains(&format!("version {old}")) && err.contains("scan again"), "{err}");
         }
+    }
+
+    #[test]
+    fn io_errors_read_in_words_with_what_to_do() {
+        let full = std::io::Error::from_raw_os_error(28);
+        // As sled hands it on: a new error whose text is the original's debug form.
+        let from_sled = std::io::Error::new(full.kind(), format!("{full:?}"));
+        assert!(from_sled.to_string().contains("Os {"), "{from_sled}");
+        assert_eq!(io_words(&from_sled), full.to_string());
+        assert_eq!(io_words(&full), "No space left on device (os error 28)");
+        let custom = std::io::Error::other("cut short");
+        let custom = std::io::Error::new(custom.kind(), format!("{custom:?}"));
+        assert_eq!(io_words(&custom), "cut short");
+        let err = StoreError::Disk { path: "/data/crawl.db".into(), cause: from_sled }.to_string();
+        assert!(
+            err.starts_with("store /data/crawl.db: No space left on device (os error 28); free space"),
+            "{err}"
+        );
+        assert!(err.contains("run the same command again") && !err.contains("code:"), "{err}");
+        let err = StoreError::Sled(sled::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("{:?}", std::io::Error::from_raw_os_error(13)),
+        )))
+        .to_string();
+        assert_eq!(
+            err,
+            "store error: Permission denied (os error 13); check that this user may read and write it"
+        );
     }
 }

@@ -114,19 +114,43 @@ fn sled_call<T>(f: impl FnOnce() -> sled::Result<T>) -> Result<T> {
     guard(f)?.map_err(StoreError::from)
 }
 
-/// [`guard`] on one store: a panic also sets `failed`, the store's flag (sled's state is no
-/// longer trusted: the store is not closed with a fresh nonce, see [`close_cleanly`]).
-fn guard_on<T>(failed: &AtomicBool, f: impl FnOnce() -> T) -> Result<T> {
+/// What every guarded handle of one store shares: where the store is (for messages) and
+/// whether sled failed on it.
+pub(crate) struct Health {
+    /// Set when a sled call panicked: sled's state is no longer trusted, and the store is not
+    /// closed with a fresh nonce (see [`close_cleanly`]).
+    failed: AtomicBool,
+    /// The store's directory as shown in messages.
+    shown: String,
+}
+
+impl Health {
+    fn new(shown: String) -> Arc<Health> {
+        Arc::new(Health { failed: AtomicBool::new(false), shown })
+    }
+
+    /// sled's error on this store as a [`StoreError`]: an I/O error names the store's
+    /// directory and the OS's reason in words ([`StoreError::Disk`]).
+    fn error(&self, e: sled::Error) -> StoreError {
+        match e {
+            sled::Error::Io(cause) => StoreError::Disk { path: self.shown.clone(), cause },
+            e => StoreError::from(e),
+        }
+    }
+}
+
+/// [`guard`] on one store: a panic also sets the store's `failed` flag.
+fn guard_on<T>(health: &Health, f: impl FnOnce() -> T) -> Result<T> {
     let r = guard(f);
     if r.is_err() {
-        failed.store(true, Ordering::SeqCst);
+        health.failed.store(true, Ordering::SeqCst);
     }
     r
 }
 
 /// [`sled_call`] on one store (see [`guard_on`]).
-fn sled_call_on<T>(failed: &AtomicBool, f: impl FnOnce() -> sled::Result<T>) -> Result<T> {
-    guard_on(failed, f)?.map_err(StoreError::from)
+fn sled_call_on<T>(health: &Health, f: impl FnOnce() -> sled::Result<T>) -> Result<T> {
+    guard_on(health, f)?.map_err(|e| health.error(e))
 }
 
 impl From<sled::Error> for StoreError {
@@ -153,14 +177,14 @@ pub(crate) fn escape(s: &str) -> String {
 // sled behind the guard.
 
 /// A sled database whose every call is guarded (see [`guard`]).
-pub(crate) struct Db(Option<sled::Db>, Arc<AtomicBool>);
+pub(crate) struct Db(Option<sled::Db>, Arc<Health>);
 
 /// A sled tree whose every call is guarded.
 #[derive(Clone)]
-pub(crate) struct Tree(Option<sled::Tree>, Arc<AtomicBool>);
+pub(crate) struct Tree(Option<sled::Tree>, Arc<Health>);
 
 /// A guarded sled iterator: a panic or error ends it after one `Err` item.
-pub(crate) struct Iter(Option<sled::Iter>, Arc<AtomicBool>);
+pub(crate) struct Iter(Option<sled::Iter>, Arc<Health>);
 
 impl Db {
     fn inner(&self) -> &sled::Db {
@@ -254,7 +278,7 @@ impl Iter {
         let item = match r {
             Ok(None) => None,
             Ok(Some(Ok(kv))) => return Some(Ok(kv)),
-            Ok(Some(Err(e))) => Some(Err(e.into())),
+            Ok(Some(Err(e))) => Some(Err(self.1.error(e))),
             Err(damaged) => Some(Err(damaged)),
         };
         if let Some(dead) = self.0.take() {
@@ -513,7 +537,7 @@ fn not_a_store(path: &Path, why: &str) -> StoreError {
 fn look_at(path: &Path) -> Result<Found> {
     let meta = match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Missing),
-        Err(e) => return Err(StoreError::Io { path: path.display().to_string(), source: e }),
+        Err(e) => return Err(StoreError::Io { path: path.display().to_string(), cause: e }),
         Ok(m) => m,
     };
     let meta = if meta.file_type().is_symlink() { std::fs::metadata(path).unwrap_or(meta) } else { meta };
@@ -532,13 +556,13 @@ fn look_at(path: &Path) -> Result<Found> {
             return Ok(Found::Store(m));
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(StoreError::Io { path: marker.display().to_string(), source: e }),
+        Err(e) => return Err(StoreError::Io { path: marker.display().to_string(), cause: e }),
     }
     let mut names = Vec::new();
-    let entries = std::fs::read_dir(path)
-        .map_err(|e| StoreError::Io { path: path.display().to_string(), source: e })?;
+    let entries =
+        std::fs::read_dir(path).map_err(|e| StoreError::Io { path: path.display().to_string(), cause: e })?;
     for e in entries {
-        let e = e.map_err(|e| StoreError::Io { path: path.display().to_string(), source: e })?;
+        let e = e.map_err(|e| StoreError::Io { path: path.display().to_string(), cause: e })?;
         names.push(e.file_name().to_string_lossy().into_owned());
     }
     if names.is_empty() {
@@ -573,7 +597,7 @@ fn random_hex() -> String {
 /// Write `bytes` to `path` through a temporary file and a rename; `private`: mode 0600;
 /// `durable`: synced to disk before the rename.
 fn write_file_atomically(path: &Path, bytes: &[u8], private: bool, durable: bool) -> Result<()> {
-    let io = |e| StoreError::Io { path: path.display().to_string(), source: e };
+    let io = |e| StoreError::Io { path: path.display().to_string(), cause: e };
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create(true).truncate(true);
@@ -584,13 +608,21 @@ fn write_file_atomically(path: &Path, bytes: &[u8], private: bool, durable: bool
     }
     #[cfg(not(unix))]
     let _ = private;
-    let mut f = opts.open(&tmp).map_err(io)?;
-    f.write_all(bytes).map_err(io)?;
-    if durable {
-        f.sync_all().map_err(io)?;
+    let written = opts.open(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        if durable {
+            f.sync_all()?;
+        }
+        Ok(())
+    });
+    // A failed write (a full disk) leaves no temporary file behind; `path` is untouched.
+    match written.and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(io(e))
+        }
     }
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(io)
 }
 
 fn write_marker(dir: &Path, m: &Marker) -> Result<()> {
@@ -678,7 +710,7 @@ impl Store {
         }
         let token = random_hex();
         let s = SnapshotServer::start(self.tree.clone(), Arc::clone(&self.write_lock), token.clone())
-            .map_err(|e| StoreError::Io { path: "127.0.0.1:0".into(), source: e })?;
+            .map_err(|e| StoreError::Io { path: "127.0.0.1:0".into(), cause: e })?;
         let holder = Holder {
             command: holder_name(),
             pid: std::process::id(),
@@ -729,7 +761,7 @@ fn open_dir(path: &Path, mode: Mode, cache_bytes: u64) -> Result<Store> {
             other => other,
         }
     })?;
-    let db = Db(Some(db), Arc::new(AtomicBool::new(false)));
+    let db = Db(Some(db), Health::new(shown()));
     let has_tree = db.tree_names()?.iter().any(|n| n.as_ref() == TREE.as_bytes());
     if !fresh && !has_tree {
         return Err(match found {
@@ -823,7 +855,7 @@ impl Drop for Store {
 }
 
 fn close_cleanly(path: &Path, tree: &Tree, db: &Db) -> Result<()> {
-    if db.1.load(Ordering::SeqCst) {
+    if db.1.failed.load(Ordering::SeqCst) {
         return Ok(());
     }
     let Found::Store(mut m) = look_at(path)? else { return Ok(()) };
@@ -929,7 +961,7 @@ fn read_frame(r: &mut impl Read) -> std::io::Result<Option<Vec<u8>>> {
 
 /// Fetch a snapshot from the process holding a store into a temporary store.
 fn fetch_snapshot(h: &Holder) -> Result<Store> {
-    let io = |e: std::io::Error| StoreError::Io { path: "snapshot".into(), source: e };
+    let io = |e: std::io::Error| StoreError::Io { path: "snapshot".into(), cause: e };
     let (Some(addr), Some(token)) = (h.snapshot_addr, h.token.as_deref()) else {
         return Err(StoreError::Damaged("no snapshot address".into()));
     };
@@ -945,8 +977,10 @@ fn fetch_snapshot(h: &Holder) -> Result<Store> {
     if status != "OK\n" {
         return Err(io(std::io::Error::other("the holder refused the snapshot request")));
     }
-    let db =
-        Db(Some(sled_call(|| sled::Config::new().temporary(true).open())?), Arc::new(AtomicBool::new(false)));
+    let db = Db(
+        Some(sled_call(|| sled::Config::new().temporary(true).open())?),
+        Health::new("a snapshot's temporary copy".into()),
+    );
     let tree = db.open_tree(TREE.as_bytes())?;
     let mut batch = sled::Batch::default();
     let mut in_batch = 0;

@@ -7,7 +7,7 @@
 //! | field | bytes |
 //! |---|---|
 //! | layout version ([`RECORD_LAYOUT`]) | u8 |
-//! | flags: 1 file match, 2 SimHash, 4 text hash, 8 near duplicate, 16 shingle sketch | u8 |
+//! | flags: 1 file match, 2 SimHash, 4 text hash, 8 near duplicate, 16 shingle sketch, 32 passages | u8 |
 //! | fetch time | i64 |
 //! | status | u16 |
 //! | chunks, labeled chunks, stop chunks, shingles | v × 4 |
@@ -20,6 +20,7 @@
 //! | evidence: `v` count, then (`v` source, `v` text block) each (the passage is read back from the page's text) | |
 //! | near duplicate of (flag 8) | s |
 //! | shingle sketch (flag 16): complete (u8 0/1), `v` count, Rice parameter b (u8), `v` byte length, then the sorted hashes' gaps (the first from 0) Rice-coded | |
+//! | passages (flag 32, issue 36): `v` words, `v` covered words, `v` passage chunks, `v` count, then `v` block each | |
 //!
 //! The sketch ([`detector::shingles::ShingleSketch`], at most [`MAX_SKETCH`] 24-bit hashes)
 //! is the page's smallest hashes, so its gaps are about 2^24 / (the page's shingles) and
@@ -45,6 +46,7 @@ const F_SIMHASH: u8 = 2;
 const F_TEXT_HASH: u8 = 4;
 const F_NEAR_DUP: u8 = 8;
 const F_SKETCH: u8 = 16;
+const F_PASSAGES: u8 = 32;
 
 fn put_v(out: &mut Vec<u8>, mut x: u64) {
     while x >= 0x80 {
@@ -82,7 +84,8 @@ pub fn encode_record(r: &PageRecord) -> Result<Vec<u8>, String> {
         | (r.simhash.is_some() as u8 * F_SIMHASH)
         | (text_hash.is_some() as u8 * F_TEXT_HASH)
         | (r.near_duplicate_of.is_some() as u8 * F_NEAR_DUP)
-        | (!r.sketch.hashes.is_empty() as u8 * F_SKETCH);
+        | (!r.sketch.hashes.is_empty() as u8 * F_SKETCH)
+        | (r.passages.is_some() as u8 * F_PASSAGES);
     out.push(flags);
     out.extend_from_slice(&r.fetch_time.to_le_bytes());
     out.extend_from_slice(&r.status.to_le_bytes());
@@ -153,6 +156,16 @@ pub fn encode_record(r: &PageRecord) -> Result<Vec<u8>, String> {
         let bytes = bits.finish();
         put_v(&mut out, bytes.len() as u64);
         out.extend_from_slice(&bytes);
+    }
+    if let Some(p) = &r.passages {
+        for x in [p.words, p.covered_words, p.chunks] {
+            put_v(&mut out, u64::from(x));
+        }
+        let blocks = &p.blocks[..p.blocks.len().min(crate::MAX_PASSAGE_BLOCKS)];
+        put_v(&mut out, blocks.len() as u64);
+        for &b in blocks {
+            put_v(&mut out, u64::from(b));
+        }
     }
     Ok(out)
 }
@@ -404,6 +417,14 @@ pub fn decode_record(url: &str, file_hash: &Sha1Digest, value: &[u8]) -> Result<
             sketch.hashes.push(prev as u32);
         }
     }
+    let passages = if flags & F_PASSAGES != 0 {
+        let (words, covered_words, chunks) = (r.v32()?, r.v32()?, r.v32()?);
+        let n = r.len()?;
+        let blocks = (0..n).map(|_| r.v32()).collect::<Result<Vec<u32>, String>>()?;
+        Some(crate::PassageSummary { words, covered_words, chunks, blocks })
+    } else {
+        None
+    };
     if !r.b.is_empty() {
         return Err(format!("{} bytes left after the record", r.b.len()));
     }
@@ -425,6 +446,7 @@ pub fn decode_record(url: &str, file_hash: &Sha1Digest, value: &[u8]) -> Result<
         shingles,
         near_duplicate_of,
         sketch,
+        passages,
     })
 }
 
@@ -507,6 +529,12 @@ mod tests {
             text_hash: Some(hex(&[0xab; 20])),
             shingles: 17,
             near_duplicate_of: Some("http://h/b".into()),
+            passages: Some(crate::PassageSummary {
+                words: 300,
+                covered_words: 120,
+                chunks: 2,
+                blocks: vec![4, 9],
+            }),
             sketch: detector::shingles::ShingleSketch {
                 hashes: vec![0, 3, 1 << 20, u32::MAX],
                 complete: false,
@@ -528,6 +556,7 @@ mod tests {
             simhash: None,
             text_hash: None,
             near_duplicate_of: None,
+            passages: None,
             sketch: Default::default(),
             sources: vec![],
             evidence: vec![],

@@ -49,9 +49,11 @@ fn a_path_that_does_not_exist_is_caught() {
     assert!(paths.iter().any(|p| !root.join(p).exists()));
 }
 
-/// The modules of the root crate's `src/` (`pipeline::stages`, …; `main.rs` left out), each
-/// with the modules its code names: `crate::…` and `super::…` paths, and for a `mod.rs` the
-/// children it names by `child::`. Test modules are left out: they may import anything.
+/// The modules of one crate's `src/` (`pipeline::stages`, …; `main.rs` left out), each with
+/// the modules its code names: `crate::…` and `super::…` paths, and for a `mod.rs` or `lib.rs`
+/// the children its code names by `child::`. Left out: test-only code (every item under
+/// `#[cfg(test)]`: test modules and helpers may import anything) and a parent's `pub use
+/// child::…` re-exports (the child's public face, not code of the parent that uses it).
 fn module_imports(src: &Path) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
     let mut files = Vec::new();
     let mut dirs = vec![src.to_path_buf()];
@@ -82,10 +84,7 @@ fn module_imports(src: &Path) -> std::collections::BTreeMap<String, std::collect
     for file in &files {
         let module = module_of(file);
         let text = std::fs::read_to_string(file).expect("reading a module");
-        let code: String = text
-            .split("#[cfg(test)]\nmod tests")
-            .next()
-            .unwrap_or("")
+        let code: String = without_test_items(&text)
             .lines()
             .map(|l| l.split("//").next().unwrap_or(""))
             .collect::<Vec<_>>()
@@ -100,10 +99,11 @@ fn module_imports(src: &Path) -> std::collections::BTreeMap<String, std::collect
         }
         let is_dir_module = file.ends_with("mod.rs") || file.ends_with("lib.rs");
         if is_dir_module {
+            let uses: String = code.lines().filter(|l| !is_re_export(l)).collect::<Vec<_>>().join("\n");
             for child in code.lines().filter_map(|l| l.trim().trim_start_matches("pub ").strip_prefix("mod "))
             {
                 let child = child.trim_end_matches(';');
-                if code.contains(&format!("{child}::")) {
+                if uses.contains(&format!("{child}::")) {
                     named.push(if module.is_empty() {
                         child.to_string()
                     } else {
@@ -116,6 +116,92 @@ fn module_imports(src: &Path) -> std::collections::BTreeMap<String, std::collect
         graph.insert(module, deps);
     }
     graph
+}
+
+/// `pub use …;` or `pub(crate) use …;`: a re-export.
+fn is_re_export(line: &str) -> bool {
+    let l = line.trim_start();
+    let l =
+        l.strip_prefix("pub")
+            .map(|r| if r.starts_with('(') { r.split_once(')').map_or("", |x| x.1) } else { r });
+    l.is_some_and(|r| r.trim_start().starts_with("use "))
+}
+
+/// `text` without the items marked `#[cfg(test)]` (each up to its `;` or the brace that
+/// closes its body; braces inside comments, strings and character literals do not count).
+fn without_test_items(text: &str) -> String {
+    const MARK: &str = "#[cfg(test)]";
+    let b = text.as_bytes();
+    let mut out = String::new();
+    let mut at = 0;
+    while let Some(found) = text[at..].find(MARK) {
+        let start = at + found;
+        out.push_str(&text[at..start]);
+        at = item_end(b, start + MARK.len());
+    }
+    out.push_str(&text[at.min(text.len())..]);
+    out
+}
+
+/// Where the item starting at `i` ends: after its `;` (before any brace) or its closing brace.
+fn item_end(b: &[u8], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'"' => {
+                // A raw string `r#"…"#` ends at `"` and as many `#`s as it opened with.
+                let mut hashes = 0;
+                while i > hashes && b[i - hashes - 1] == b'#' {
+                    hashes += 1;
+                }
+                let raw = i > hashes && b[i - hashes - 1] == b'r';
+                i += 1;
+                while i < b.len() {
+                    if !raw && b[i] == b'\\' {
+                        i += 2;
+                        continue;
+                    }
+                    if b[i] == b'"'
+                        && (!raw || b[i + 1..].iter().take(hashes).filter(|&&c| c == b'#').count() == hashes)
+                    {
+                        i += if raw { hashes } else { 0 };
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            b'\'' if b.get(i + 1) == Some(&b'\\') => {
+                i += 2;
+                while i < b.len() && b[i] != b'\'' {
+                    i += 1;
+                }
+            }
+            b'\'' if b.get(i + 2) == Some(&b'\'') => i += 2,
+            b';' if depth == 0 => return i + 1,
+            b'{' => depth += 1,
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    b.len()
 }
 
 /// The paths that follow `prefix` in `code`, with `prefix{a, b::c}` groups expanded.
@@ -184,6 +270,78 @@ fn no_module_of_the_engine_imports_one_that_imports_it_back() {
         .map(|(m, _)| m)
         .collect();
     assert!(engine_uses_cli.is_empty(), "engine modules import the CLI: {engine_uses_cli:?}");
+}
+
+/// The crates of the repository: every folder at the top, one below it (`bindings/python`)
+/// or the root itself, that holds a `Cargo.toml` and a `src/`.
+fn crates(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut dirs = vec![root.to_path_buf()];
+    for entry in std::fs::read_dir(root).expect("reading the repository") {
+        let path = entry.expect("dir entry").path();
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if !path.is_dir() || name.starts_with('.') || name == "target" {
+            continue;
+        }
+        dirs.push(path.clone());
+        if let Ok(inner) = std::fs::read_dir(&path) {
+            dirs.extend(inner.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_dir()));
+        }
+    }
+    let mut found: Vec<_> =
+        dirs.into_iter().filter(|d| d.join("Cargo.toml").is_file() && d.join("src").is_dir()).collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn no_crate_has_an_import_loop_among_its_modules() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let crates = crates(root);
+    let names: Vec<String> =
+        crates.iter().map(|c| c.strip_prefix(root).unwrap().display().to_string()).collect();
+    for want in ["", "detector", "labelsets", "store", "crawler", "testweb", "fuzz", "bindings/python"] {
+        assert!(names.iter().any(|n| n == want), "crate {want:?} not found among {names:?}");
+    }
+    let mut loops = Vec::new();
+    for (dir, name) in crates.iter().zip(&names) {
+        let graph = module_imports(&dir.join("src"));
+        if let Some(cycle) = find_cycle(&graph) {
+            loops.push(format!("{}/src: {}", if name.is_empty() { "." } else { name }, cycle.join(" -> ")));
+        }
+    }
+    assert!(
+        loops.is_empty(),
+        "import loops (each module names the next, the last the first):\n{}",
+        loops.join("\n")
+    );
+}
+
+#[test]
+fn a_planted_loop_in_a_crate_is_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(src.join("crawl")).unwrap();
+    let write = |p: &str, t: &str| std::fs::write(src.join(p), t).unwrap();
+    write("lib.rs", "pub mod crawl;\npub mod util;\n");
+    write("util.rs", "pub fn now() -> u64 { 0 }\n#[cfg(test)]\nfn t() { crate::crawl::finish::f(); }\n");
+    write("crawl/mod.rs", "mod finish;\nmod schedule;\npub use finish::f;\npub struct Config;\n");
+    write("crawl/finish.rs", "use super::schedule::Scheduler;\npub fn f() -> u64 { crate::util::now() }\n");
+    write("crawl/schedule.rs", "use super::Config;\npub struct Scheduler;\n#[cfg(test)]\nmod tests { use crate::crawl::finish::f; }\n");
+    // Test-only code and the parent's re-export make no loop.
+    assert_eq!(find_cycle(&module_imports(&src)), None);
+    write("crawl/schedule.rs", "use super::finish::{f};\npub struct Scheduler;\n");
+    assert_eq!(
+        find_cycle(&module_imports(&src)),
+        Some(vec!["crawl::finish".to_string(), "crawl::schedule".to_string()])
+    );
+}
+
+#[test]
+fn test_items_are_cut_whatever_their_braces_hold() {
+    let text = "a\n#[cfg(test)]\nfn t() { let s = \"}{\"; let c = '}'; let r = r#\"}\"#; /* } */ // }\n}\nb\n#[cfg(test)]\nuse x::y;\nc";
+    assert_eq!(without_test_items(text), "a\n\nb\n\nc");
+    assert!(is_re_export("    pub use finish::f;") && is_re_export("pub(crate) use a::b;"));
+    assert!(!is_re_export("use finish::f;") && !is_re_export("pub fn user() {}"));
 }
 
 #[test]

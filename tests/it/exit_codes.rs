@@ -1,4 +1,4 @@
-//! One table of exit codes for every command (README, "Exit codes"; `src/cli/exit.rs`) and a
+//! One table of exit codes for every command (`docs/GUIDE.md`, "Exit codes"; `src/cli/exit.rs`) and a
 //! quiet broken pipe (issue 25, items 5 and 6): usage errors 2 before anything runs, 3 when a
 //! command finished but some inputs failed (unreadable WARC records, every seed unreachable),
 //! 130 with a resume line after ^C, 0 and no message when stdout is closed early. A seed

@@ -20,8 +20,9 @@ fn scan_args<'a>(db: &'a str, labelset: &'a str, inputs: &'a [String]) -> Vec<&'
         "http://",
         "--progress",
         "none",
+        // Three readers: several inputs in flight when the kill comes (issue 39).
         "--threads",
-        "1",
+        "3",
     ];
     a.extend(inputs.iter().map(|s| s.as_str()));
     a

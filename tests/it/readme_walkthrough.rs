@@ -1,6 +1,7 @@
-//! README.md's Use section, run line by line as a new user would (issue 25): every command
-//! line of its sh blocks runs offline against `../shared/data` with this build's `ditto`,
-//! except those marked "needs the network" (`scripts/readme_walkthrough.sh`).
+//! The guide's Use section (`docs/GUIDE.md`), run line by line as a new user would (issues 25,
+//! 40): every command line of its sh blocks runs offline against `../shared/data` with this
+//! build's `ditto`, except those marked "needs the network", and every line of README.md's
+//! short tour is one of them (`scripts/readme_walkthrough.sh`).
 
 use crate::common::*;
 
@@ -8,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 #[test]
-fn every_line_of_the_readme_use_section_runs() {
+fn every_line_of_the_guide_use_section_and_the_readme_tour_runs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = Command::new("bash")
         .arg(root.join("scripts/readme_walkthrough.sh"))
@@ -19,6 +20,7 @@ fn every_line_of_the_readme_use_section_runs() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("tour lines are all in the guide's Use section"), "{stdout}");
     let summary = stdout.lines().last().unwrap_or("");
     // The lines that need the network are the Common Crawl scan and the crawl of the web.
     assert!(summary.contains("lines run, 2 not run"), "{summary}");

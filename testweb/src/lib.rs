@@ -19,9 +19,14 @@
 //!
 //! Built-in webs: [`demo_web`] (for `ditto demo`, hosts under `.demo.test`), [`hostile_web`]
 //! (the crawler's hostile-server suite) and [`many_hosts_web`] (throughput benchmarks).
+//!
+//! [`edited`] writes a different kind of test web, as files: content farms copying labeled
+//! Wikipedia articles with the edits spinners make, beside innocent sites, and the truth
+//! (issue 36; `cargo run --release -p testweb --example gen_edited_web`).
 
 mod bodies;
 mod demo;
+pub mod edited;
 mod files;
 mod hostile;
 mod log;

@@ -61,6 +61,9 @@ pub enum CrawlEvent {
     MetaRefreshFollowed,
     /// A 304 to a conditional request: unchanged since the stored capture, no body.
     NotModified,
+    /// A URL that failed on every one of its tries (429, 5xx, timeouts, refused
+    /// connections), finished as failed.
+    RetriesExhausted,
 }
 
 impl CrawlEvent {
@@ -89,6 +92,7 @@ impl CrawlEvent {
             Self::PageCanonicalElsewhere => "page_canonical_elsewhere",
             Self::MetaRefreshFollowed => "meta_refresh_followed",
             Self::NotModified => "not_modified",
+            Self::RetriesExhausted => "retries_exhausted",
         };
         Cow::Borrowed(name)
     }
@@ -218,6 +222,7 @@ mod tests {
             (CrawlEvent::PageCanonicalElsewhere, "page_canonical_elsewhere"),
             (CrawlEvent::MetaRefreshFollowed, "meta_refresh_followed"),
             (CrawlEvent::NotModified, "not_modified"),
+            (CrawlEvent::RetriesExhausted, "retries_exhausted"),
         ];
         for (event, name) in named {
             assert_eq!(event.name(), name);

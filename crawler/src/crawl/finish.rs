@@ -2,45 +2,25 @@
 //! frontier (URL finished, requeued, or redirected), the WARC recorder and the page sink.
 
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use detector::{Page, PageOrigin};
 use store::FrontierEntry;
 use url::Url;
 
-use super::schedule::{host_state, unix_now, Scheduler};
-use super::{CrawlEvent, CrawledPage, FetchRecorder};
+use super::fetched::{outcome_of, Done, DoneKind};
+use super::schedule::{host_state, Scheduler};
+use super::{CrawlEvent, CrawledPage};
 use crate::directives::directives;
 use crate::error::CrawlError;
-use crate::fetch::{parse_retry_after, FetchError, FetchErrorKind, FetchResponse, Fetcher};
+use crate::fetch::{FetchError, FetchErrorKind, FetchResponse};
 use crate::politeness::Outcome;
-use crate::robots::{RobotsState, MAX_ROBOTS_BYTES};
+use crate::robots::RobotsState;
 
-/// A fetch that finished, sent back to the loop by its task.
-pub(super) struct Done {
-    pub(super) host: String,
-    pub(super) kind: DoneKind,
-    /// When the fetch ended (its response read to the end, or its error): the host's
-    /// politeness delay counts from here, not from when the loop takes the fetch back.
-    pub(super) finished: Instant,
-}
-
-pub(super) enum DoneKind {
-    Robots {
-        /// The origin whose robots.txt this is (`scheme://host:port`).
-        origin: String,
-        state: RobotsState,
-        outcome: Outcome,
-        crawl_delay_token: Option<f64>,
-        /// The SSRF guard refused the host's address: nothing there may be fetched.
-        refused: bool,
-    },
-    Page {
-        entry: FrontierEntry,
-        result: Result<FetchResponse, FetchError>,
-        fetch_time: i64,
-    },
-}
+/// Tries of one URL that fails for a reason that may pass (429, 5xx, timeouts, refused
+/// connections) before it is finished as failed (`retries_exhausted`); each try waits out
+/// the host's backoff.
+pub(super) const MAX_TRIES: u32 = 3;
 
 impl Scheduler {
     /// One finished fetch (page or robots.txt) back into host states and the frontier.
@@ -120,10 +100,11 @@ impl Scheduler {
         if st.is_parked(now) {
             self.counters.event(CrawlEvent::HostParked);
         }
-        if matches!(e.kind, FetchErrorKind::Timeout | FetchErrorKind::Connect) && entry.priority > 0 {
-            // One more try later, at a lower priority so it cannot loop forever.
+        let tries = self.retries.remove(&entry.url).unwrap_or(0) + 1;
+        if matches!(e.kind, FetchErrorKind::Timeout | FetchErrorKind::Connect) {
+            // Tried again later (behind the host's other URLs), up to MAX_TRIES in all.
             let retry = FrontierEntry { priority: 0, ..entry };
-            self.store.frontier_requeue(&retry)?;
+            self.retry_or_give_up(retry, tries, &e.to_string())?;
         } else if e.kind == FetchErrorKind::Refused {
             // Kept aside: the next run retries it (e.g. with --allow-private).
             self.store.frontier_finish_refused(&entry)?;
@@ -152,9 +133,12 @@ impl Scheduler {
         if resp.truncated {
             self.counters.event(CrawlEvent::BodyTruncated);
         }
+        let tries = self.retries.remove(&entry.url).unwrap_or(0) + 1;
         match resp.status {
-            // Try again after the backoff; the entry keeps its place.
-            429 | 503 => self.store.frontier_requeue(&entry)?,
+            // Try again after the backoff, up to MAX_TRIES in all; the entry keeps its place.
+            429 | 500..=599 => {
+                self.retry_or_give_up(entry, tries, &format!("HTTP status {}", resp.status))?
+            }
             // A conditional request's "unchanged" (a recrawl's): no body, nothing to hand on.
             304 => {
                 self.counters.event(CrawlEvent::NotModified);
@@ -192,6 +176,27 @@ impl Scheduler {
                 self.store.frontier_finish(&entry.url, &[])?;
             }
         }
+        Ok(())
+    }
+
+    /// A URL that failed for a reason that may pass (429, 5xx, timeout, refused connection)
+    /// on its `tries`th try: queued again (the host backs off meanwhile), or, after
+    /// [`MAX_TRIES`], finished as failed (`retries_exhausted`, with `why` in the failure log).
+    fn retry_or_give_up(&mut self, entry: FrontierEntry, tries: u32, why: &str) -> Result<(), CrawlError> {
+        if tries < MAX_TRIES {
+            self.retries.insert(entry.url.clone(), tries);
+            self.store.frontier_requeue(&entry)?;
+            return Ok(());
+        }
+        self.counters.event(CrawlEvent::RetriesExhausted);
+        if let Some(log) = &self.cfg.failure_log {
+            log.write(
+                &entry.url,
+                CrawlEvent::RetriesExhausted,
+                &format!("gave up after {tries} tries: {why}"),
+            );
+        }
+        self.store.frontier_finish(&entry.url, &[])?;
         Ok(())
     }
 
@@ -309,68 +314,5 @@ impl Scheduler {
             // rather than lose the page.
             self.counters.event(CrawlEvent::SinkClosed);
         }
-    }
-}
-
-/// Fetch robots.txt, following up to five redirects (RFC 9309 §2.3.1.2), and read it.
-pub(super) async fn fetch_robots(
-    f: &Fetcher,
-    url: &str,
-    origin: String,
-    token: &str,
-    rec: Option<&dyn FetchRecorder>,
-) -> DoneKind {
-    let mut url = url.to_string();
-    for _ in 0..=5 {
-        let fetch_time = unix_now();
-        match f.get(&url).await {
-            Ok(resp) => {
-                if let Some(r) = rec {
-                    r.record(&url, fetch_time, &resp);
-                }
-                let outcome = outcome_of(&resp);
-                if (300..400).contains(&resp.status) {
-                    if let Some(next) =
-                        resp.header("location").and_then(|l| Url::parse(&url).ok()?.join(l).ok())
-                    {
-                        url = next.to_string();
-                        continue;
-                    }
-                }
-                let body = &resp.body[..resp.body.len().min(MAX_ROBOTS_BYTES)];
-                let state = RobotsState::from_status(resp.status, body);
-                let crawl_delay_token = state.crawl_delay(token);
-                return DoneKind::Robots { origin, state, outcome, crawl_delay_token, refused: false };
-            }
-            Err(e) => {
-                tracing::info!(url = %url, error = e.kind.as_str(), detail = %e.detail, "robots.txt fetch failed: the host waits");
-                return DoneKind::Robots {
-                    origin,
-                    state: RobotsState::unreachable(),
-                    outcome: Outcome::Failed,
-                    crawl_delay_token: None,
-                    refused: e.kind == FetchErrorKind::Refused,
-                };
-            }
-        }
-    }
-    // Redirect limit reached: RFC 9309 §2.3.1.2 says treat as unavailable (allow all).
-    DoneKind::Robots {
-        origin,
-        state: RobotsState::AllowAll,
-        outcome: Outcome::Ok { elapsed: Duration::ZERO },
-        crawl_delay_token: None,
-        refused: false,
-    }
-}
-
-/// What a response means for the host's politeness state.
-fn outcome_of(resp: &FetchResponse) -> Outcome {
-    match resp.status {
-        429 | 503 => Outcome::Throttled {
-            retry_after: resp.header("retry-after").and_then(|v| parse_retry_after(v, SystemTime::now())),
-        },
-        500..=599 => Outcome::Failed,
-        _ => Outcome::Ok { elapsed: resp.elapsed },
     }
 }

@@ -3,7 +3,7 @@
 //! The crawler knows nothing of detection: links come with priorities, and a caller that
 //! learns something per host (a focused crawl: which hosts carry labeled content) ranks hosts
 //! through this trait. With a ranker, only the best [`CrawlConfig::focus_hosts`] hosts that
-//! can fetch at all are eligible, and beyond the best [`super::FOCUS_MIN_HOSTS`] only those
+//! can fetch at all are eligible, and beyond the best [`CrawlConfig::focus_min_hosts`] only those
 //! ranked at least [`CrawlConfig::focus_rank_span`] × the best rank; a host among them that must still wait for its politeness
 //! delay keeps its place (a worse host is not fetched instead), so the page budget goes to
 //! the best hosts, while politeness (delays, one request per host, robots.txt, backoff) is
@@ -12,14 +12,23 @@
 //!
 //! [`CrawlConfig::focus_hosts`]: super::CrawlConfig::focus_hosts
 //! [`CrawlConfig::focus_rank_span`]: super::CrawlConfig::focus_rank_span
+//! [`CrawlConfig::focus_min_hosts`]: super::CrawlConfig::focus_min_hosts
 
 use store::FrontierEntry;
 
 /// Ranks hosts for the scheduler and hears which URL was taken when.
 pub trait HostRanker: Send + Sync {
     /// The rank of `host_key` whose best queued URL has `best_priority` (higher is fetched
-    /// first). Called for every queued host whenever the queue of hosts is refreshed.
+    /// first). Called when a host's best priority changes and for the hosts
+    /// [`take_changed`](Self::take_changed) names, never for every host at once.
     fn rank(&self, host_key: &str, best_priority: u32) -> f64;
+
+    /// The hosts whose rank may have changed since the last call for another reason than
+    /// their best priority (e.g. what their pages showed), each once. The scheduler ranks
+    /// these again and no others: a ranker whose ranks change must name the hosts here.
+    fn take_changed(&self) -> Vec<String> {
+        Vec::new()
+    }
 
     /// A page fetch of `entry` starts: the `n`th page fetch of this run (from 1), its host
     /// ranked `rank`, at `position` (0 = best) among the hosts eligible in that pass.

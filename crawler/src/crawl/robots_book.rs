@@ -65,12 +65,21 @@ impl RobotsBook {
         h.refused = true;
     }
 
-    /// Whether a robots.txt of `host` was unavailable (so the host waits until it is asked
-    /// again: politeness is per host).
-    pub(super) fn unavailable(&self, host: &str, now: Instant) -> bool {
-        self.hosts.get(host).is_some_and(|h| {
-            h.origins.iter().any(|(_, r, until)| *until > now && matches!(**r, RobotsState::DisallowAll))
-        })
+    /// Until when `host` rests because one of its robots.txt files was unavailable (it is
+    /// asked again then: politeness is per host); None when none was.
+    pub(super) fn unavailable_until(&self, host: &str, now: Instant) -> Option<Instant> {
+        let h = self.hosts.get(host)?;
+        h.origins
+            .iter()
+            .filter(|(_, r, until)| *until > now && matches!(**r, RobotsState::DisallowAll))
+            .map(|(_, _, until)| *until)
+            .max()
+    }
+
+    /// Forget `host` (idle long enough): its robots.txt files are fetched again should it
+    /// get URLs again.
+    pub(super) fn remove(&mut self, host: &str) {
+        self.hosts.remove(host);
     }
 }
 
@@ -134,13 +143,15 @@ mod tests {
         b.start_fetch("h");
         b.ready("h", "http://h:80".into(), RobotsState::AllowAll, now + Duration::from_secs(60));
         assert!(b.rules("h", "http://h:80", now).unwrap().is_allowed("ditto", "http://h/x"));
-        assert!(!b.unavailable("h", now));
+        assert!(b.unavailable_until("h", now).is_none());
         b.start_fetch("h");
         b.ready("h", "https://h:443".into(), RobotsState::unreachable(), now + Duration::from_secs(60));
-        assert!(b.unavailable("h", now));
+        assert_eq!(b.unavailable_until("h", now), Some(now + Duration::from_secs(60)));
         assert!(!b.is_refused("h"));
         b.start_fetch("g");
         b.refuse("g");
         assert!(b.is_refused("g") && !b.is_fetching("g"));
+        b.remove("g");
+        assert!(!b.is_refused("g"));
     }
 }

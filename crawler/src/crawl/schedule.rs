@@ -1,18 +1,18 @@
 //! The crawl loop: refresh the queue of hosts, start what is due (robots.txt first), take
 //! finished fetches back, and decide when the crawl is over.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use store::Store;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
-use super::finish::{fetch_robots, Done, DoneKind};
-use super::priority::{rank_hosts, RankedHost};
+use super::fetched::{fetch_robots, unix_now, Done, DoneKind};
+use super::hostq::{FocusRule, HostQueue, HostStatus, PickRule, Picked};
 use super::robots_book::{origin_of, robots_url, RobotsBook};
 use super::{CrawlConfig, CrawlCounters, CrawlEvent, CrawlIo, FetchRecorder, LinkPolicy, PageSink};
 use crate::error::CrawlError;
@@ -20,13 +20,15 @@ use crate::fetch::{FetchErrorKind, Fetcher};
 use crate::politeness::HostState;
 use crate::robots::product_token;
 
-/// How often the queue of hosts is refreshed while nothing else changes it.
-const REFRESH_EVERY: Duration = Duration::from_millis(200);
-/// How often every host's queue head is read from the store again. Between these reads
-/// the scheduler keeps the hosts with queued URLs in memory, told by the store which hosts
-/// got new URLs ([`Store::frontier_take_queued_hosts`]) and by its own pops which hosts'
-/// queues shrank, so a finished fetch costs a few lookups rather than one per host.
-const FULL_READ_EVERY: Duration = Duration::from_secs(5);
+/// How often a partitioned crawl takes the links other partitions sent it.
+const POLL_EVERY: Duration = Duration::from_millis(200);
+/// A host with nothing queued and nothing in flight is forgotten (politeness state, robots.txt,
+/// page count: [`Scheduler::evict_idle`]) once it has been idle this long and its politeness
+/// delay is over; should it get URLs again, its robots.txt is fetched again and its page count
+/// read from the store.
+const EVICT_IDLE: Duration = Duration::from_secs(60);
+/// Most hosts drained (URLs finished without requests) per pass.
+const DRAIN_PER_PASS: usize = 256;
 /// Longest wait for in-flight fetches once the crawl stops scheduling.
 const WIND_DOWN_WAIT: Duration = Duration::from_secs(120);
 
@@ -52,20 +54,11 @@ impl StopReason {
     }
 }
 
-/// A host's place in a pass: its rank and position among the eligible hosts.
-#[derive(Clone, Copy)]
-struct Slot {
-    rank: f64,
-    position: usize,
-}
-
 /// What one pass over the queued hosts did.
 #[derive(Default)]
 struct Pass {
     /// A fetch started or a URL was finished: go round again at once.
     started_any: bool,
-    /// The soonest a host that had to wait becomes due.
-    next_due: Option<Instant>,
 }
 
 /// The crawl's state between steps.
@@ -87,20 +80,26 @@ pub(super) struct Scheduler {
     pub(super) robots: RobotsBook,
     /// Pages fetched per host, this run and before (for `per_host_max_pages`).
     host_pages: HashMap<String, u64>,
+    /// Tries so far of the URLs queued again after a failure that may pass (see
+    /// `finish::MAX_TRIES`); a URL leaves it when it is fetched or given up.
+    pub(super) retries: HashMap<String, u32>,
     done_tx: UnboundedSender<Done>,
     pub(super) in_flight: usize,
     pages_started: u64,
-    /// Hosts with queued URLs, their best priority and rank, best first.
-    queued: Vec<RankedHost>,
-    /// Hosts with queued URLs and the priority of each one's best URL, as known: `queued`
-    /// is ranked from it.
-    best: HashMap<String, u32>,
-    /// `best` changed since `queued` was ranked.
-    best_changed: bool,
-    /// When `queued` was refreshed; None forces a refresh (new links may have arrived).
-    last_refresh: Option<Instant>,
-    /// When every host's queue head was last read from the store; None forces a read.
-    last_full_read: Option<Instant>,
+    /// The hosts with queued URLs, ranked, and which of them may start a request now: kept
+    /// up to date host by host (told by the store which hosts got new URLs, by the ranker
+    /// which hosts' ranks changed, by its own pops and finished fetches), never re-sorted.
+    queue: HostQueue,
+    /// Hosts whose queues ran empty, and when they may be forgotten ([`EVICT_IDLE`]), oldest
+    /// first.
+    idle_hosts: VecDeque<(Instant, String)>,
+    /// Hosts with requests in flight.
+    active_hosts: usize,
+    /// When the partition's inbox was last polled.
+    last_poll: Option<Instant>,
+    /// Read every host's queue head from the store at the next refresh (at the start, and
+    /// before stopping).
+    full_read: bool,
     /// Since when nothing was fetchable and nothing fetching.
     idle_since: Option<Instant>,
     /// Notified by the store when hosts get new URLs or tickets are completed
@@ -122,10 +121,7 @@ impl Scheduler {
         let frontier_changed = Arc::new(tokio::sync::Notify::new());
         let notify = frontier_changed.clone();
         store.frontier_set_waker(move || notify.notify_one());
-        let limiter = cfg.global_rate.and_then(|r| {
-            let per_sec = NonZeroU32::new(r.ceil().max(1.0) as u32)?;
-            Some(RateLimiter::direct(Quota::per_second(per_sec)))
-        });
+        let limiter = cfg.global_rate.and_then(rate_quota).map(RateLimiter::direct);
         Scheduler {
             store,
             fetcher,
@@ -140,14 +136,15 @@ impl Scheduler {
             hosts: HashMap::new(),
             robots: RobotsBook::default(),
             host_pages: HashMap::new(),
+            retries: HashMap::new(),
             done_tx,
             in_flight: 0,
             pages_started: 0,
-            queued: Vec::new(),
-            best: HashMap::new(),
-            best_changed: false,
-            last_refresh: None,
-            last_full_read: None,
+            queue: HostQueue::new(),
+            idle_hosts: VecDeque::new(),
+            active_hosts: 0,
+            last_poll: None,
+            full_read: true,
             frontier_changed,
             idle_since: None,
         }
@@ -162,7 +159,6 @@ impl Scheduler {
             // Finished fetches first: they change host states and the frontier.
             while let Ok(done) = done_rx.try_recv() {
                 self.finish(done)?;
-                self.last_refresh = None; // new links may have arrived
             }
             self.counters.in_flight.store(self.in_flight as u64, Relaxed);
             if self.stop.load(Relaxed) {
@@ -174,8 +170,7 @@ impl Scheduler {
             let now = Instant::now();
             self.refresh_queue(now)?;
             let pass = self.start_due_hosts(now).await?;
-            let active = self.hosts.values().filter(|h| h.in_flight > 0).count();
-            self.counters.hosts_active.store(active as u64, Relaxed);
+            self.counters.hosts_active.store(self.active_hosts as u64, Relaxed);
             if pass.started_any {
                 self.set_idle_since(None);
                 if let Some(r) = &self.links.partition {
@@ -186,7 +181,8 @@ impl Scheduler {
             if let Some(why) = self.stop_when_idle(now)? {
                 return Ok(why);
             }
-            self.wait_for_a_fetch(done_rx, pass.next_due, now).await?;
+            let next_due = self.queue.next_timer();
+            self.wait_for_a_fetch(done_rx, next_due, now).await?;
         }
     }
 
@@ -211,153 +207,238 @@ impl Scheduler {
         Ok(())
     }
 
-    /// Take a finished fetch back (page or robots.txt): host states, frontier, sink.
+    /// Take a finished fetch back (page or robots.txt): host states, frontier, sink, and the
+    /// host's place in the queue.
     fn finish(&mut self, done: Done) -> Result<(), CrawlError> {
         self.in_flight -= 1;
-        self.finish_fetch(done)
+        let host = done.host.clone();
+        let now = done.finished;
+        let result = self.finish_fetch(done);
+        if self.hosts.get(&host).is_none_or(|st| st.in_flight == 0) {
+            self.active_hosts = self.active_hosts.saturating_sub(1);
+        }
+        self.update_host(&host, now.max(Instant::now()));
+        result
     }
 
-    /// Refresh the hosts with queued URLs (and, partitioned, take the links sent to us) when
-    /// the last refresh is old or was invalidated: the hosts that got new URLs are read
-    /// from the store, every host only every [`FULL_READ_EVERY`]; then the hosts are ranked
-    /// again if anything changed (always with a ranker: its ranks change as it learns).
+    /// Bring the queue of hosts up to date: the hosts the store says got new URLs (every
+    /// host's queue head only at the start and before stopping), the hosts whose ranks the
+    /// ranker says changed, the hosts whose waits ran out, and the idle hosts to forget.
+    /// Costs a few lookups per host changed, whatever the number of hosts.
     fn refresh_queue(&mut self, now: Instant) -> Result<(), CrawlError> {
-        if self.last_refresh.is_some_and(|t| now.duration_since(t) < REFRESH_EVERY) {
-            return Ok(());
-        }
         if let Some(r) = &self.links.partition {
-            r.poll(&self.store)?;
+            if self.last_poll.is_none_or(|t| now.duration_since(t) >= POLL_EVERY) {
+                r.poll(&self.store)?;
+                self.last_poll = Some(now);
+            }
         }
-        if self.last_full_read.is_none_or(|t| now.duration_since(t) >= FULL_READ_EVERY) {
+        if std::mem::take(&mut self.full_read) {
             self.read_all_hosts(now)?;
         } else {
             for host in self.store.frontier_take_queued_hosts() {
-                match self.store.frontier_peek(&host)? {
-                    Some(p) => self.set_best(host, Some(p)),
-                    None => self.set_best(host, None),
+                let best = self.store.frontier_peek(&host)?;
+                self.set_best(&host, best, now);
+            }
+        }
+        if let Some(r) = self.cfg.ranker.clone() {
+            for host in r.take_changed() {
+                let Some(id) = self.queue.id(&host) else { continue };
+                if let Some(p) = self.queue.best(id) {
+                    self.queue.set_best(id, Some(p), r.rank(&host, p), now);
                 }
             }
         }
-        if self.best_changed || self.cfg.ranker.is_some() {
-            // Best rank (or priority) first; SURT order breaks ties, so runs are repeatable.
-            let hosts = self.best.iter().map(|(h, p)| (h.clone(), *p)).collect();
-            self.queued = rank_hosts(hosts, self.cfg.ranker.as_deref());
-            self.best_changed = false;
+        for id in self.queue.expired(now) {
+            let host = self.queue.name(id).to_string();
+            self.update_host(&host, now);
         }
-        self.counters.queued_hosts.store(self.queued.len() as u64, Relaxed);
-        self.last_refresh = Some(now);
+        self.evict_idle(now);
+        self.counters.queued_hosts.store(self.queue.queued() as u64, Relaxed);
         Ok(())
     }
 
     /// Read every host's queue head from the store (the hosts told of meanwhile are among
-    /// them).
+    /// them); hosts it no longer lists have nothing queued.
     fn read_all_hosts(&mut self, now: Instant) -> Result<(), CrawlError> {
         // Taken before the read: a host queued after it is told again.
         self.store.frontier_take_queued_hosts();
         let all: HashMap<String, u32> = self.store.frontier_hosts()?.into_iter().collect();
-        if all != self.best {
-            self.best = all;
-            self.best_changed = true;
+        for host in self.queue.queued_names() {
+            if !all.contains_key(&host) {
+                self.set_best(&host, None, now);
+            }
         }
-        self.last_full_read = Some(now);
+        for (host, p) in all {
+            self.set_best(&host, Some(p), now);
+        }
         Ok(())
     }
 
-    /// A host's best queued priority is now `best` (None: nothing queued).
-    fn set_best(&mut self, host: String, best: Option<u32>) {
-        let changed = match best {
-            Some(p) => self.best.insert(host, p) != Some(p),
-            None => self.best.remove(&host).is_some(),
+    /// A host's best queued priority is now `best` (None: nothing queued): its rank and
+    /// place in the queue.
+    fn set_best(&mut self, host: &str, best: Option<u32>, now: Instant) {
+        let known = self.queue.id(host);
+        if best.is_none() && known.is_none() {
+            return;
+        }
+        let id = match known {
+            Some(id) => id,
+            None => {
+                let id = self.queue.intern(host, now);
+                let status = self.status_of(host, now);
+                self.queue.set_status(id, status, now);
+                id
+            }
         };
-        self.best_changed |= changed;
+        let rank = match (best, &self.cfg.ranker) {
+            (None, _) => 0.0,
+            (Some(p), Some(r)) => r.rank(host, p),
+            (Some(p), None) => p as f64,
+        };
+        let was = self.queue.best(id);
+        self.queue.set_best(id, best, rank, now);
+        if best.is_none() && was.is_some() {
+            self.idle_hosts.push_back((now + EVICT_IDLE, host.to_string()));
+        }
+    }
+
+    /// Whether and when `host` may start a request, from its politeness state and robots.txt.
+    fn status_of(&self, host: &str, now: Instant) -> HostStatus {
+        if self.robots.is_refused(host) {
+            return HostStatus::Drain;
+        }
+        if self.robots.is_fetching(host) {
+            return HostStatus::Busy;
+        }
+        let st = self.hosts.get(host);
+        if let Some(until) = st.and_then(|st| st.parked_until).filter(|p| *p > now) {
+            return HostStatus::RestingUntil(until);
+        }
+        if let Some(until) = self.robots.unavailable_until(host, now) {
+            return HostStatus::RestingUntil(until);
+        }
+        match st {
+            None => HostStatus::DueAt(now),
+            Some(st) if st.in_flight >= self.cfg.polite.per_host_concurrency.max(1) => HostStatus::Busy,
+            Some(st) => HostStatus::DueAt(st.due_at()),
+        }
+    }
+
+    /// Tell the queue `host`'s status after its state changed.
+    fn update_host(&mut self, host: &str, now: Instant) {
+        if let Some(id) = self.queue.id(host) {
+            let status = self.status_of(host, now);
+            self.queue.set_status(id, status, now);
+        }
+    }
+
+    /// Forget the hosts idle for [`EVICT_IDLE`] (nothing queued, nothing in flight, not
+    /// parked, their delay over): their politeness state, robots.txt and page count.
+    fn evict_idle(&mut self, now: Instant) {
+        while self.idle_hosts.front().is_some_and(|(t, _)| *t <= now) {
+            let Some((_, host)) = self.idle_hosts.pop_front() else { break };
+            let Some(id) = self.queue.id(&host) else { continue };
+            if self.queue.best(id).is_some() {
+                continue; // queued again: it goes back on this list when it empties
+            }
+            let quiet = self.hosts.get(&host).is_none_or(|st| st.in_flight == 0 && st.due_at() <= now)
+                && !self.robots.is_fetching(&host);
+            if !quiet {
+                self.idle_hosts.push_back((now + EVICT_IDLE, host));
+                continue;
+            }
+            self.hosts.remove(&host);
+            self.robots.remove(&host);
+            self.host_pages.remove(&host);
+            self.queue.evict(id);
+        }
     }
 
     /// Take a host's best URL; its next one (or none) becomes the host's best.
     fn pop(&mut self, host: &str) -> Result<Option<store::FrontierEntry>, CrawlError> {
+        let now = Instant::now();
         match self.store.frontier_pop_and_peek(host)? {
             Some((entry, next)) => {
-                self.set_best(host.to_string(), next);
+                self.set_best(host, next, now);
                 Ok(Some(entry))
             }
             None => {
-                self.set_best(host.to_string(), None);
+                self.set_best(host, None, now);
                 Ok(None)
             }
         }
     }
 
-    /// One pass over the queued hosts, best first, starting what is due within the
-    /// in-flight and page limits (and, with a ranker, among the `focus_hosts` best hosts
-    /// that can fetch at all: see `super::priority`).
+    /// One pass: drain the hosts whose URLs are finished without requests, then start the
+    /// picked hosts, best first, within the in-flight and page limits (with a ranker, among
+    /// the `focus_hosts` best hosts that can fetch at all: see `super::priority`).
     async fn start_due_hosts(&mut self, now: Instant) -> Result<Pass, CrawlError> {
-        // Taken out while hosts are started (starting one needs `&mut self`).
-        let queued = std::mem::take(&mut self.queued);
         let mut pass = Pass::default();
-        let mut result = Ok(());
-        let mut eligible = 0usize;
-        let best_rank = queued.iter().map(|h| h.rank).find(|r| r.is_finite()).unwrap_or(0.0);
-        for h in &queued {
+        for id in self.queue.draining(DRAIN_PER_PASS) {
+            let host = self.queue.name(id).to_string();
+            self.drain_one(&host, &mut pass)?;
+        }
+        let room = self.cfg.max_in_flight.saturating_sub(self.in_flight);
+        let focus = self.cfg.ranker.as_ref().map(|_| FocusRule {
+            focus_hosts: self.cfg.focus_hosts,
+            min_hosts: self.cfg.focus_min_hosts,
+            rank_span: self.cfg.focus_rank_span,
+        });
+        for picked in self.queue.pick(PickRule { room, focus }) {
             if self.in_flight >= self.cfg.max_in_flight || self.pages_started >= self.cfg.max_pages {
                 break;
             }
-            let slot = Slot { rank: h.rank, position: eligible };
-            if self.cfg.ranker.is_some() {
-                // Resting and refused hosts cannot use a place among the best.
-                if !self.is_resting(&h.host, now) && !self.robots.is_refused(&h.host) {
-                    let beyond_span =
-                        eligible >= super::FOCUS_MIN_HOSTS && h.rank < best_rank * self.cfg.focus_rank_span;
-                    if eligible >= self.cfg.focus_hosts.max(1) || beyond_span {
-                        break;
-                    }
-                    eligible += 1;
-                }
-            }
-            result = self.start_host(&h.host, now, &mut pass, slot).await;
-            if result.is_err() {
-                break;
-            }
+            let host = self.queue.name(picked.id).to_string();
+            self.start_host(&host, now, &mut pass, picked).await?;
         }
-        self.queued = queued;
-        result.map(|()| pass)
+        Ok(pass)
     }
 
-    /// Start what `host` may start now: finish a URL of a refused host, or take the host's
-    /// next URL (fetching its origin's robots.txt first where needed).
+    /// Finish one URL of a host whose address was refused, without a request.
+    fn drain_one(&mut self, host: &str, pass: &mut Pass) -> Result<(), CrawlError> {
+        if let Some(entry) = self.pop(host)? {
+            self.counters.event(CrawlEvent::FetchError(FetchErrorKind::Refused));
+            tracing::warn!(
+                host,
+                url = %entry.url,
+                "not fetched: the host's address is private, loopback or link-local (--allow-private allows it)"
+            );
+            // Kept aside: the next run retries it (e.g. with --allow-private).
+            self.store.frontier_finish_refused(&entry)?;
+            pass.started_any = true;
+        }
+        Ok(())
+    }
+
+    /// Start what `host` may start now: the host's next URL (fetching its origin's robots.txt
+    /// first where needed).
     async fn start_host(
         &mut self,
         host: &str,
         now: Instant,
         pass: &mut Pass,
-        slot: Slot,
+        slot: Picked,
     ) -> Result<(), CrawlError> {
-        if self.robots.is_refused(host) {
-            // Nothing is sent: drain the host's queue without politeness waits.
-            if let Some(entry) = self.pop(host)? {
-                self.counters.event(CrawlEvent::FetchError(FetchErrorKind::Refused));
-                tracing::warn!(
-                    host,
-                    url = %entry.url,
-                    "not fetched: the host's address is private, loopback or link-local (--allow-private allows it)"
-                );
-                // Kept aside: the next run retries it (e.g. with --allow-private).
-                self.store.frontier_finish_refused(&entry)?;
-                pass.started_any = true;
-            }
-            return Ok(());
-        }
         let st = host_state(&mut self.hosts, host, now);
         if !st.is_due(now, &self.cfg.polite) {
-            if st.in_flight < self.cfg.polite.per_host_concurrency.max(1) {
-                let due = st.due_at();
-                pass.next_due = Some(pass.next_due.map_or(due, |d| d.min(due)));
-            }
+            // The queue's view was behind (it never is ahead): set it right.
+            self.update_host(host, now);
             return Ok(());
         }
         // The host waits while one of its robots.txt files is fetched.
-        if self.robots.is_fetching(host) {
+        if self.robots.is_fetching(host) || self.robots.is_refused(host) {
             return Ok(());
         }
         self.start_page_fetch(host, now, pass, slot).await
+    }
+
+    /// The host starts a request now: its politeness state and the count of active hosts.
+    fn on_start(&mut self, host: &str, now: Instant) {
+        let st = host_state(&mut self.hosts, host, now);
+        if st.in_flight == 0 {
+            self.active_hosts += 1;
+        }
+        st.on_start(now, &self.cfg.polite);
     }
 
     /// Fetch the robots.txt of `entry_url`'s origin (RFC 9309 §2.3: scheme, host, port).
@@ -372,7 +453,8 @@ impl Scheduler {
             return Ok(());
         };
         self.robots.start_fetch(host);
-        host_state(&mut self.hosts, host, now).on_start(now, &self.cfg.polite);
+        self.on_start(host, now);
+        self.update_host(host, now);
         self.in_flight += 1;
         pass.started_any = true;
         if let Some(l) = &self.limiter {
@@ -402,13 +484,13 @@ impl Scheduler {
         host: &str,
         now: Instant,
         pass: &mut Pass,
-        slot: Slot,
+        slot: Picked,
     ) -> Result<(), CrawlError> {
         let Some(entry) = self.pop(host)? else { return Ok(()) };
         let rules = origin_of(&entry.url).and_then(|o| self.robots.rules(host, &o, now));
         let Some(robots) = rules else {
             self.store.frontier_requeue(&entry)?;
-            self.set_best(host.to_string(), Some(entry.priority));
+            self.set_best(host, Some(entry.priority), now);
             return self.start_robots_fetch(host, &entry.url, now, pass).await;
         };
         if !robots.is_allowed(&self.token, &entry.url) {
@@ -430,7 +512,8 @@ impl Scheduler {
             l.until_ready().await;
         }
         let now = Instant::now();
-        host_state(&mut self.hosts, host, now).on_start(now, &self.cfg.polite);
+        self.on_start(host, now);
+        self.update_host(host, now);
         *self.host_pages.entry(host.to_string()).or_default() += 1;
         self.in_flight += 1;
         self.pages_started += 1;
@@ -452,7 +535,7 @@ impl Scheduler {
     /// Nothing was started. Stop when nothing fetchable is queued, nothing is fetching and
     /// no page in detection can add links any more; `None` to go on.
     fn stop_when_idle(&mut self, now: Instant) -> Result<Option<StopReason>, CrawlError> {
-        if self.in_flight > 0 || !self.queued.iter().all(|h| self.is_resting(&h.host, now)) {
+        if self.in_flight > 0 || !self.queue.only_resting() {
             self.set_idle_since(None);
             return Ok(None);
         }
@@ -465,10 +548,9 @@ impl Scheduler {
         if tickets == 0 || now.duration_since(since) >= self.cfg.idle_grace {
             // Links queued since the last refresh (by the page that completed the last
             // ticket, say) keep the crawl going: read every host again before stopping.
-            self.last_full_read = None;
-            self.last_refresh = None;
+            self.full_read = true;
             self.refresh_queue(now)?;
-            if !self.queued.iter().all(|h| self.is_resting(&h.host, now)) {
+            if !self.queue.only_resting() {
                 return Ok(None);
             }
             // A partition also waits until no partition has work or links in transit.
@@ -477,7 +559,7 @@ impl Scheduler {
                 None => true,
             };
             if done {
-                let why = if self.queued.is_empty() {
+                let why = if self.queue.queued() == 0 {
                     StopReason::FrontierExhausted
                 } else {
                     StopReason::OnlyRestingHostsLeft
@@ -485,7 +567,6 @@ impl Scheduler {
                 return Ok(Some(why));
             }
         }
-        self.last_refresh = None;
         Ok(None)
     }
 
@@ -497,14 +578,6 @@ impl Scheduler {
         }
         self.idle_since = since;
     }
-
-    /// A host resting for long (robots.txt unavailable until its retry, or parked after
-    /// repeated failures) keeps its URLs queued for a later run; such hosts alone do not
-    /// keep the crawl going.
-    fn is_resting(&self, host: &str, now: Instant) -> bool {
-        self.hosts.get(host).is_some_and(|st| st.is_parked(now)) || self.robots.unavailable(host, now)
-    }
-
     /// Wait until the next host is due (at most 100 ms), a fetch finishes, or the store
     /// tells of new URLs or completed tickets. The last [`PRECISE_WAIT`] before a host is
     /// due is slept on this thread, where it may block (see [`can_block`]).
@@ -530,9 +603,9 @@ impl Scheduler {
                 if let Some(done) = done {
                     self.finish(done)?;
                 }
-                self.last_refresh = None;
             }
-            _ = self.frontier_changed.notified() => self.last_refresh = None,
+            // New URLs or completed tickets: the next refresh reads them.
+            _ = self.frontier_changed.notified() => {}
             // A host is due: the queue of hosts is as it was.
             _ = tokio::time::sleep_until(deadline) => {}
         }
@@ -574,7 +647,37 @@ pub(super) fn host_state<'a>(
     }
 }
 
-/// Unix seconds now (0 if the clock is before 1970).
-pub(super) fn unix_now() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+/// The quota of `--rate` requests per second: one request every 1/rate seconds, exactly
+/// also for fractional rates (0.2: one per 5 s), with bursts of up to ⌊rate⌋ (at least 1)
+/// after a quiet spell, as governor's per-second quotas allow. None for a rate that is not a
+/// positive finite number, or too slow to express (under one per ~136 years).
+fn rate_quota(rate: f64) -> Option<Quota> {
+    if !(rate.is_finite() && rate > 0.0) {
+        return None;
+    }
+    let period = Duration::try_from_secs_f64(1.0 / rate).ok()?;
+    let burst = NonZeroU32::new(rate.floor().clamp(1.0, u32::MAX as f64) as u32)?;
+    Some(Quota::with_period(period.max(Duration::from_nanos(1)))?.allow_burst(burst))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fractional_rates_are_exact() {
+        let q = rate_quota(0.2).expect("0.2/s");
+        assert_eq!((q.replenish_interval(), q.burst_size().get()), (Duration::from_secs(5), 1));
+        let q = rate_quota(2.5).expect("2.5/s");
+        assert_eq!((q.replenish_interval(), q.burst_size().get()), (Duration::from_millis(400), 2));
+        let q = rate_quota(10.0).expect("10/s");
+        assert_eq!((q.replenish_interval(), q.burst_size().get()), (Duration::from_millis(100), 10));
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(rate_quota(bad).is_none(), "{bad}");
+        }
+        // A limiter at 0.5/s lets one request through, then none for 2 s.
+        let l = RateLimiter::direct(rate_quota(0.5).expect("0.5/s"));
+        assert!(l.check().is_ok());
+        assert!(l.check().is_err());
+    }
 }

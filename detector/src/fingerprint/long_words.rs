@@ -29,8 +29,8 @@
 //! between pages and pushes its 176 KB out of the near caches: measured page by page beside
 //! the bare tokenizer (debian-docs), the scan gained about 3 points without it.
 
+use crate::bitcounts::BitCounts;
 use crate::shingles::{fmix64, general_word, is_word_char, SketchRoll, FNV_OFFSET, FNV_PRIME, WORD_BYTE};
-use crate::simhash::BitCounts;
 
 /// Where the word pass's long-word hashes go, in page order: the SimHash's bit counts
 /// ([`BitCounts`]), or those and the page's shingle sketch ([`WithSketch`]).

@@ -17,10 +17,10 @@ use crate::blocks::BlockList;
 
 use super::long_words;
 use super::{sha1, ChunkFingerprint, Fingerprints, Sha1Digest};
+use crate::bitcounts::BitCounts;
 use crate::normalize::Normalization;
 use crate::sha1_pair::{digest_beside, BodySha1};
 use crate::shingles::{text_hash, word_features, ReplicaFeatures, ShingleSketch, SketchRoll, SKETCH_SIZE};
-use crate::simhash::BitCounts;
 
 /// The fingerprint stage's whole per-page work: the chunk fingerprints
 /// ([`super::fingerprint_with_file_hash`]) and the [`crate::shingles::replica_features`],

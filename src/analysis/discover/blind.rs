@@ -223,7 +223,8 @@ fn write_blind_label_set(
         "blind discovery (Ardi & Heidemann 2014, §3.2 step 3b): {what} seen more than {min_count} times in {source_desc}, \
          stop chunks left out; sources are sample URLs where each was seen"
     );
-    let mut b = LabelSetBuilder::new(&cfg.name, kind, norm, 0, &desc);
+    // Hashes only, no text: no passages to take.
+    let mut b = LabelSetBuilder::new(&cfg.name, kind, norm, 0, &desc).passages(None);
     // One source per distinct sample URL, in byte order of the URL (as `ditto labelset
     // import` adds them, so a hash list from the cluster path gives the same file), so ids
     // depend neither on hash order nor on a URL stored twice with two bodies.

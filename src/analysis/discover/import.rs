@@ -117,7 +117,8 @@ pub fn import_hash_list(
     let mut urls: Vec<&str> = list.entries.iter().map(|e| e.url.as_str()).filter(|u| !u.is_empty()).collect();
     urls.sort_unstable();
     urls.dedup();
-    let mut b = LabelSetBuilder::new(name, kind, norm, 0, desc);
+    // Hashes only, no text: no passages to take.
+    let mut b = LabelSetBuilder::new(name, kind, norm, 0, desc).passages(None);
     let mut source_of: HashMap<&str, u32> = HashMap::with_capacity(urls.len());
     for u in urls {
         source_of.insert(u, b.add_source(u, u));

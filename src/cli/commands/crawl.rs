@@ -46,6 +46,7 @@ pub fn run(a: &CrawlArgs) -> Result<()> {
     };
     loaded.matcher.origins = a.origins.map(|m| Arc::new(crate::live::origins::LiveOrigins::new(m)));
     loaded.matcher.keep_text = a.keep_text;
+    loaded.set_match_mode(a.match_mode);
     let summary = crate::crawl::run_partition(settings, store.clone(), loaded.matcher, stop, router)?;
     let c = &summary.crawl;
     eprintln!(

@@ -25,6 +25,7 @@ pub fn run(a: &ScanArgs) -> Result<()> {
         )?,
         None => labelset::load_without_labelset(&a.stop_chunks, !a.no_default_stop_chunks)?,
     };
+    loaded.set_match_mode(a.match_mode);
     let cfg = a.to_config(loaded.normalization)?;
     let store = match &a.labelset {
         Some(ls) => labelset::open_store_for_writing(&a.store, ls, &mut loaded, store::DEFAULT_CACHE_BYTES)?,

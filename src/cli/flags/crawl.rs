@@ -32,6 +32,12 @@ pub struct CrawlArgs {
     /// Chunk label set (.dls) to detect while crawling.
     #[arg(long, env = "DITTO_LABELSET", required_unless_present = "explain_priority")]
     pub labelset: Option<PathBuf>,
+    /// What to match: `passage` (default) finds labeled passages in edited copies (words
+    /// changed, paragraphs split or joined) as well as exact chunks, where the label set has a
+    /// passage table; `exact` matches whole normalized paragraphs only (Ardi & Heidemann's
+    /// method as published: the same figures as ditto before passages).
+    #[arg(long = "match", value_enum, default_value = "passage")]
+    pub match_mode: crate::labelset::MatchMode,
     /// File of seed URLs, one per line (# comments allowed).
     #[arg(long)]
     pub seeds: Option<PathBuf>,
@@ -79,11 +85,16 @@ pub struct CrawlArgs {
     /// (each still polite); the others wait until they rank among them.
     #[arg(long, default_value_t = 64)]
     pub focus_hosts: usize,
-    /// `--focus labeled`: beyond the best 8 hosts, fetch only from hosts ranked at least
+    /// `--focus labeled`: beyond the best --focus-min-hosts hosts, fetch only from hosts ranked at least
     /// this share of the best host's rank (0 to 1; 0 fetches from all --focus-hosts, faster
     /// but spending more of the page budget on hosts that promise less).
     #[arg(long, default_value_t = 0.1)]
     pub focus_rank_span: f64,
+    /// `--focus labeled`: this many of the best-ranked hosts are always fetched from,
+    /// whatever their rank (--focus-rank-span applies beyond them): more explores more and
+    /// spends more of the page budget on hosts that promise less.
+    #[arg(long, default_value_t = crawler::crawl::FOCUS_MIN_HOSTS)]
+    pub focus_min_hosts: usize,
     /// Say why URL was fetched when it was (its link's evidence, its host's rank at the
     /// time), from the focus log of --store (`focus-log.jsonl`, written by `--focus labeled`
     /// crawls), and exit.
@@ -123,8 +134,9 @@ pub struct CrawlArgs {
     /// Requests in flight per host.
     #[arg(long, default_value_t = 1)]
     pub per_host_concurrency: usize,
-    /// Global cap on requests per second over all hosts.
-    #[arg(long)]
+    /// Global cap on requests per second over all hosts, fractions exact (0.2: one request
+    /// every 5 s); bursts of up to the whole part after a quiet spell.
+    #[arg(long, value_parser = parse_rate)]
     pub rate: Option<f64>,
     /// Requests in flight over all hosts (still one per host). Each may hold a body of up to
     /// --max-body-bytes until the pipeline takes it.
@@ -185,6 +197,14 @@ pub struct CrawlArgs {
 pub const PER_HOST_PAGES_ANY: u64 = 1_000;
 /// Pages one host gives a crawl by default with `--scope domain` or `seeds`.
 pub const PER_HOST_PAGES_DOMAIN: u64 = 10_000;
+
+/// `--rate`: a positive number of requests per second.
+fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(r) if r.is_finite() && r >= 1e-9 => Ok(r),
+        _ => Err("expected a positive number of requests per second, e.g. 0.2 or 10".to_string()),
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ScopeArg {
@@ -304,6 +324,7 @@ impl CrawlArgs {
                 max_depth: self.max_depth,
                 global_rate: self.rate,
                 max_in_flight: self.max_in_flight.max(1),
+                focus_min_hosts: self.focus_min_hosts,
                 max_links_per_page: self.max_links_per_page.max(1),
                 failure_log: match &self.failure_log {
                     Some(path) => {

@@ -49,10 +49,26 @@ pub struct BuildArgs {
     /// `none` for none.
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: ProgressMode,
+    /// Keep the sources' passages (5-word k-grams of their word stream, one in 8 chosen by
+    /// hash) so that scans find edited copies too; `off` builds an exact-chunks-only label
+    /// set, as ditto before passages did.
+    #[arg(long, value_enum, default_value = "on")]
+    pub passages: OnOff,
+    /// One k-gram in this many (a power of two, 1–1024) is kept as a passage anchor: larger
+    /// makes the label set smaller and finds fewer heavily edited copies.
+    #[arg(long, default_value_t = detector::passages::PassageParams::default().modulus)]
+    pub passage_modulus: u32,
     /// Directories, WARC files, Wikipedia dumps (MediaWiki XML, Enterprise NDJSON or its
     /// tar archives), HTML or text files; plain, gzip or bzip2. Told by content, not name.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
+}
+
+/// A switch flag's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
 }
 
 /// `ditto labelset merge` flags.
@@ -113,6 +129,21 @@ impl BuildArgs {
             memory: self.memory,
             tmp_dir: self.tmp_dir.clone(),
             progress: self.progress != ProgressMode::None,
+            passages: match self.passages {
+                OnOff::Off => None,
+                OnOff::On => {
+                    let p = detector::passages::PassageParams {
+                        modulus: self.passage_modulus,
+                        ..Default::default()
+                    };
+                    anyhow::ensure!(
+                        p.is_valid(),
+                        "--passage-modulus {}: a power of two from 1 to 1024",
+                        self.passage_modulus
+                    );
+                    Some(p)
+                }
+            },
         })
     }
 }

@@ -29,6 +29,12 @@ pub struct ScanArgs {
     /// Do not use the built-in list of benign idioms (see `labelsets/data/default-stopchunks.txt`).
     #[arg(long)]
     pub no_default_stop_chunks: bool,
+    /// What to match: `passage` (default) finds labeled passages in edited copies (words
+    /// changed, paragraphs split or joined) as well as exact chunks, where the label set has a
+    /// passage table; `exact` matches whole normalized paragraphs only (Ardi & Heidemann's
+    /// method as published: the same figures as ditto before passages).
+    #[arg(long = "match", value_enum, default_value = "passage")]
+    pub match_mode: crate::labelset::MatchMode,
     /// URL prefix for directory inputs: a file's URL is prefix + relative path. Default: a
     /// folder whose subfolders are all host names (DIR/HOST/PATH) is read as
     /// http://HOST/PATH; any other gets file://<absolute directory>/ URLs, which have no host
@@ -38,6 +44,10 @@ pub struct ScanArgs {
     /// Workers per CPU stage (clean, fingerprint, match). Default: number of cores.
     #[arg(long, value_parser = super::parse_threads)]
     pub threads: Option<usize>,
+    /// Inputs read at once: WARC files (each inflated and parsed by one reader), and the
+    /// folders and files of directory walks (shared by every reader). Default: --threads.
+    #[arg(long, value_parser = super::parse_threads)]
+    pub readers: Option<usize>,
     /// Skip URLs whose path repeats a segment sequence this many times back to back
     /// (recursion errors, §3.4.1); 0 turns the check off.
     #[arg(long, default_value_t = 3)]
@@ -112,6 +122,7 @@ impl ScanArgs {
                 ..TrapRules::default()
             },
             threads: worker_count(self.threads)?,
+            readers: self.readers.unwrap_or(0),
             batch_size: 256,
             max_body_bytes: self.max_body_bytes,
             progress: self.progress,

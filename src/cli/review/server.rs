@@ -801,6 +801,18 @@ impl Review {
             }
             c
         };
+        // Blocks counted through passages (edited copies) are copied too: the label set does
+        // not hold their text, the record names them.
+        let mut copied = copied;
+        if let Some(ps) = &p.passages {
+            let fallback = p.sources.first().map(|sc| sc.source);
+            for &b in &ps.blocks {
+                let source = p.evidence.iter().find(|e| e.block == b).map(|e| e.source).or(fallback);
+                if let (Some(slot), Some(src)) = (copied.get_mut(b as usize), source) {
+                    slot.get_or_insert(src);
+                }
+            }
+        }
         let counted: Vec<(u32, u32)> = p.sources.iter().map(|sc| (sc.source, sc.chunks)).collect();
         let m = marked::marked_text(&blocks, &copied, &counted, &|id| self.names.link(id));
         s.push_str("<h2>Page text</h2>");

@@ -1,0 +1,500 @@
+//! The scheduler's queue of hosts: which hosts have queued URLs, in rank order, and which of
+//! them may start a request now, at a cost per change rather than per host.
+//!
+//! Host names are interned to [`HostId`]s (recycled once a host is evicted). A host with
+//! queued URLs sits in `by_rank` (ordered by rank, then its best URL's priority, then its
+//! name, so runs are repeatable) unless it rests (parked, robots.txt unavailable) or is
+//! drained (nothing may be fetched: its URLs are finished without requests); those of its
+//! hosts that may start a request now sit in `ready` too, in the same order. A host that must
+//! wait is in a heap of timers until its due time (stale timers are skipped by generation).
+//! Changing one host's rank, best priority or politeness status moves one key; nothing is
+//! copied or sorted per pass, and a pass looks at the hosts it starts (plus, with a ranker,
+//! the few best ones that keep their places: [`HostQueue::pick`]).
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A host's interned id in one [`HostQueue`].
+pub type HostId = u32;
+
+/// Whether and when a host may start a request, as its politeness state and robots.txt say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostStatus {
+    /// May start a request at this instant (now, or later: a timer moves it to `ready`).
+    DueAt(Instant),
+    /// At its limit of requests in flight, or its robots.txt is being fetched: it keeps its
+    /// place in the ranking and waits for a fetch to finish.
+    Busy,
+    /// Resting until this instant (parked after failures, robots.txt unavailable): out of
+    /// the ranking until then, and such hosts alone do not keep a crawl going.
+    RestingUntil(Instant),
+    /// Nothing may be fetched from it (address refused, host retired): its URLs are finished
+    /// without requests, without politeness waits.
+    Drain,
+}
+
+/// A rank in a total order (NaN and infinities never come in: see [`HostQueue::set_best`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Rank(f64);
+impl Eq for Rank {}
+impl PartialOrd for Rank {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Rank {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// A host's place: best rank first, then best priority, then name (as `rank_hosts`). The
+/// name's first bytes are kept in the key, zero-padded (host names hold no NUL, so the order
+/// is the names'): most comparisons end there, without reading the name from the heap.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
+    rank: Reverse<Rank>,
+    best: Reverse<u32>,
+    prefix: [u8; 16],
+    name: Arc<str>,
+    id: HostId,
+}
+
+fn name_prefix(name: &str) -> [u8; 16] {
+    let mut p = [0u8; 16];
+    let n = name.len().min(16);
+    p[..n].copy_from_slice(&name.as_bytes()[..n]);
+    p
+}
+
+#[derive(Debug)]
+struct Slot {
+    name: Arc<str>,
+    /// The priority of the host's best queued URL; None: nothing queued.
+    best: Option<u32>,
+    rank: f64,
+    status: HostStatus,
+    /// Bumped whenever a timer is set, so that older timers of the host are skipped.
+    gen: u32,
+    in_rank: bool,
+    in_ready: bool,
+    in_drain: bool,
+    live: bool,
+}
+
+/// A host picked for a pass: its id, rank and position among the ranked hosts (0 = best).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Picked {
+    pub id: HostId,
+    pub rank: f64,
+    pub position: usize,
+}
+
+/// How a pass picks hosts ([`HostQueue::pick`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PickRule {
+    /// Most hosts picked (the free request slots).
+    pub room: usize,
+    /// With a ranker: only the best `focus_hosts` ranked hosts, and beyond the best
+    /// `min_hosts` only those ranked at least `rank_span` × the best; a host among them that
+    /// must wait keeps its place. None: every ready host, best first.
+    pub focus: Option<FocusRule>,
+}
+
+/// The focused crawl's limits on which hosts may be fetched from ([`PickRule::focus`]).
+#[derive(Debug, Clone, Copy)]
+pub struct FocusRule {
+    pub focus_hosts: usize,
+    pub min_hosts: usize,
+    pub rank_span: f64,
+}
+
+/// The queue of hosts (see the module notes).
+#[derive(Debug, Default)]
+pub struct HostQueue {
+    slots: Vec<Slot>,
+    ids: HashMap<Arc<str>, HostId>,
+    free: Vec<HostId>,
+    by_rank: BTreeSet<Key>,
+    ready: BTreeSet<Key>,
+    drain: BTreeSet<Key>,
+    timers: BinaryHeap<Reverse<(Instant, HostId, u32)>>,
+    /// Hosts with queued URLs.
+    queued: usize,
+}
+
+impl HostQueue {
+    pub fn new() -> Self {
+        HostQueue::default()
+    }
+
+    /// The id of `name`, interning it (a new host: nothing queued, due `now`).
+    pub fn intern(&mut self, name: &str, now: Instant) -> HostId {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let name: Arc<str> = Arc::from(name);
+        let slot = Slot {
+            name: name.clone(),
+            best: None,
+            rank: 0.0,
+            status: HostStatus::DueAt(now),
+            gen: 0,
+            in_rank: false,
+            in_ready: false,
+            in_drain: false,
+            live: true,
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                let gen = self.slots[id as usize].gen.wrapping_add(1);
+                self.slots[id as usize] = Slot { gen, ..slot };
+                id
+            }
+            None => {
+                self.slots.push(slot);
+                (self.slots.len() - 1) as HostId
+            }
+        };
+        self.ids.insert(name, id);
+        id
+    }
+
+    /// The id of `name`, if interned.
+    pub fn id(&self, name: &str) -> Option<HostId> {
+        self.ids.get(name).copied()
+    }
+
+    /// The name of `id` (empty for an id not live).
+    pub fn name(&self, id: HostId) -> &str {
+        self.slots.get(id as usize).filter(|s| s.live).map_or("", |s| &s.name)
+    }
+
+    /// The priority of the host's best queued URL, as last set.
+    pub fn best(&self, id: HostId) -> Option<u32> {
+        self.slot(id).and_then(|s| s.best)
+    }
+
+    /// The host's politeness status, as last set.
+    pub fn status(&self, id: HostId) -> Option<HostStatus> {
+        self.slot(id).map(|s| s.status)
+    }
+
+    /// Hosts interned (queued or not).
+    pub fn interned(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Hosts with queued URLs.
+    pub fn queued(&self) -> usize {
+        self.queued
+    }
+
+    /// True when every host with queued URLs rests (or none has any): nothing can be started
+    /// before a rest ends.
+    pub fn only_resting(&self) -> bool {
+        self.by_rank.is_empty() && self.drain.is_empty()
+    }
+
+    fn slot(&self, id: HostId) -> Option<&Slot> {
+        self.slots.get(id as usize).filter(|s| s.live)
+    }
+
+    fn key(&self, id: HostId) -> Option<Key> {
+        let s = self.slot(id)?;
+        Some(Key {
+            rank: Reverse(Rank(s.rank)),
+            best: Reverse(s.best.unwrap_or(0)),
+            prefix: name_prefix(&s.name),
+            name: s.name.clone(),
+            id,
+        })
+    }
+
+    /// Take the host out of every index (its fields may then change).
+    fn unindex(&mut self, id: HostId) {
+        let Some(key) = self.key(id) else { return };
+        let s = &mut self.slots[id as usize];
+        if std::mem::take(&mut s.in_rank) {
+            self.by_rank.remove(&key);
+        }
+        if std::mem::take(&mut s.in_ready) {
+            self.ready.remove(&key);
+        }
+        if std::mem::take(&mut s.in_drain) {
+            self.drain.remove(&key);
+        }
+    }
+
+    /// Put the host into the indexes its fields call for, and set a timer when it must wait.
+    fn index(&mut self, id: HostId, now: Instant) {
+        let Some(key) = self.key(id) else { return };
+        let s = &mut self.slots[id as usize];
+        // A host with nothing queued needs no timer: it is indexed again when it gets URLs.
+        let timer = match s.status {
+            _ if s.best.is_none() => None,
+            HostStatus::DueAt(t) if t > now => Some(t),
+            HostStatus::RestingUntil(t) => Some(t.max(now)),
+            _ => None,
+        };
+        if let Some(t) = timer {
+            s.gen = s.gen.wrapping_add(1);
+            self.timers.push(Reverse((t, id, s.gen)));
+        }
+        if s.best.is_none() {
+            return;
+        }
+        match s.status {
+            HostStatus::Drain => {
+                s.in_drain = true;
+                self.drain.insert(key);
+            }
+            HostStatus::RestingUntil(_) => {}
+            HostStatus::Busy => {
+                s.in_rank = true;
+                self.by_rank.insert(key);
+            }
+            HostStatus::DueAt(t) => {
+                s.in_rank = true;
+                self.by_rank.insert(key.clone());
+                if t <= now {
+                    s.in_ready = true;
+                    self.ready.insert(key);
+                }
+            }
+        }
+    }
+
+    /// The host's best queued priority is now `best` (None: nothing queued), ranked `rank`
+    /// (a rank that is not finite counts as 0).
+    pub fn set_best(&mut self, id: HostId, best: Option<u32>, rank: f64, now: Instant) {
+        let Some(s) = self.slot(id) else { return };
+        let rank = if rank.is_finite() { rank } else { 0.0 };
+        if s.best == best && s.rank.to_bits() == rank.to_bits() {
+            return;
+        }
+        let was_queued = s.best.is_some();
+        self.unindex(id);
+        let s = &mut self.slots[id as usize];
+        s.best = best;
+        s.rank = rank;
+        match (was_queued, best.is_some()) {
+            (false, true) => self.queued += 1,
+            (true, false) => self.queued -= 1,
+            _ => {}
+        }
+        self.index(id, now);
+    }
+
+    /// The host's politeness status is now `status`.
+    pub fn set_status(&mut self, id: HostId, status: HostStatus, now: Instant) {
+        let Some(s) = self.slot(id) else { return };
+        if s.status == status
+            && !matches!(status, HostStatus::DueAt(t) | HostStatus::RestingUntil(t) if t <= now)
+        {
+            return;
+        }
+        self.unindex(id);
+        self.slots[id as usize].status = status;
+        self.index(id, now);
+    }
+
+    /// The hosts with queued URLs whose timers ran out by `now`, for the caller to set their
+    /// status again (a host due now is moved to `ready` here already). Stale timers are
+    /// dropped.
+    pub fn expired(&mut self, now: Instant) -> Vec<HostId> {
+        let mut out = Vec::new();
+        while let Some(Reverse((t, id, gen))) = self.timers.peek().copied() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            let Some(s) = self.slot(id) else { continue };
+            if s.gen != gen {
+                continue;
+            }
+            if matches!(s.status, HostStatus::DueAt(_)) && s.best.is_some() && !s.in_ready {
+                self.unindex(id);
+                self.index(id, now);
+            }
+            out.push(id);
+        }
+        out
+    }
+
+    /// The soonest timer (possibly a stale one: waking early is harmless).
+    pub fn next_timer(&self) -> Option<Instant> {
+        self.timers.peek().map(|Reverse((t, _, _))| *t)
+    }
+
+    /// The names of the hosts with queued URLs.
+    pub fn queued_names(&self) -> Vec<String> {
+        self.slots.iter().filter(|s| s.live && s.best.is_some()).map(|s| s.name.to_string()).collect()
+    }
+
+    /// Hosts being drained (their URLs finished without requests), up to `n`.
+    pub fn draining(&self, n: usize) -> Vec<HostId> {
+        self.drain.iter().take(n).map(|k| k.id).collect()
+    }
+
+    /// The hosts a pass should try to start, best first (see [`PickRule`]): with a focus
+    /// rule, those of the best ranked hosts that are ready; without, the best `room` ready
+    /// hosts. Costs O(hosts looked at × log hosts), never a walk over all hosts.
+    pub fn pick(&self, rule: PickRule) -> Vec<Picked> {
+        let mut out = Vec::new();
+        if rule.room == 0 {
+            return out;
+        }
+        match rule.focus {
+            None => {
+                for k in self.ready.iter().take(rule.room) {
+                    out.push(Picked { id: k.id, rank: k.rank.0 .0, position: out.len() });
+                }
+            }
+            Some(f) => {
+                let best = self.by_rank.first().map_or(0.0, |k| k.rank.0 .0);
+                for (position, k) in self.by_rank.iter().enumerate() {
+                    let rank = k.rank.0 .0;
+                    let beyond_span = position >= f.min_hosts && rank < best * f.rank_span;
+                    if position >= f.focus_hosts.max(1) || beyond_span || out.len() >= rule.room {
+                        break;
+                    }
+                    if self.slots[k.id as usize].in_ready {
+                        out.push(Picked { id: k.id, rank, position });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Forget a host (nothing queued, nothing in flight, its state dropped by the caller): its
+    /// id may be given to another host. False when it still has queued URLs.
+    pub fn evict(&mut self, id: HostId) -> bool {
+        match self.slot(id) {
+            Some(s) if s.best.is_none() => {}
+            _ => return false,
+        }
+        self.unindex(id);
+        let s = &mut self.slots[id as usize];
+        s.live = false;
+        s.gen = s.gen.wrapping_add(1);
+        let name = s.name.clone();
+        self.ids.remove(&name);
+        self.slots[id as usize].name = Arc::from("");
+        self.free.push(id);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn ms(t0: Instant, n: u64) -> Instant {
+        t0 + Duration::from_millis(n)
+    }
+
+    fn names(q: &HostQueue, p: &[Picked]) -> Vec<String> {
+        p.iter().map(|p| q.name(p.id).to_string()).collect()
+    }
+
+    #[test]
+    fn ready_hosts_come_best_first_and_waiting_ones_join_when_due() {
+        let t0 = Instant::now();
+        let mut q = HostQueue::new();
+        let [a, b, c, d] = ["a", "b", "c", "d"].map(|h| q.intern(h, t0));
+        q.set_best(a, Some(5), 5.0, t0);
+        q.set_best(b, Some(9), 9.0, t0);
+        q.set_best(c, Some(5), 5.0, t0); // ties with a: name decides
+        q.set_best(d, Some(7), f64::NAN, t0); // not finite: 0
+        let all = PickRule { room: 10, focus: None };
+        assert_eq!(names(&q, &q.pick(all)), ["b", "a", "c", "d"]);
+        assert_eq!(names(&q, &q.pick(PickRule { room: 2, focus: None })), ["b", "a"]);
+        // b starts a fetch (busy), a must wait 100 ms.
+        q.set_status(b, HostStatus::Busy, t0);
+        q.set_status(a, HostStatus::DueAt(ms(t0, 100)), t0);
+        assert_eq!(names(&q, &q.pick(all)), ["c", "d"]);
+        assert_eq!(q.next_timer(), Some(ms(t0, 100)));
+        assert!(q.expired(ms(t0, 99)).is_empty());
+        assert_eq!(q.expired(ms(t0, 100)), [a]);
+        assert_eq!(names(&q, &q.pick(all)), ["a", "c", "d"]);
+        // A new best priority moves a host; nothing queued takes it out.
+        q.set_best(d, Some(7), 10.0, ms(t0, 100));
+        q.set_best(c, None, 0.0, ms(t0, 100));
+        assert_eq!(names(&q, &q.pick(all)), ["d", "a"]);
+        assert_eq!(q.queued(), 3);
+        // An old timer of a host set again is stale.
+        q.set_status(a, HostStatus::DueAt(ms(t0, 300)), ms(t0, 100));
+        q.set_status(a, HostStatus::DueAt(ms(t0, 200)), ms(t0, 100));
+        assert_eq!(q.expired(ms(t0, 250)), [a]);
+        assert!(q.expired(ms(t0, 400)).is_empty(), "the 300 ms timer is stale");
+    }
+
+    #[test]
+    fn ties_go_by_name_past_the_kept_prefix_too() {
+        let t0 = Instant::now();
+        let mut q = HostQueue::new();
+        let hosts = ["com,example,long-name,b,", "com,example,long-name,a,", "ab", "abc", "a"];
+        for h in hosts {
+            let id = q.intern(h, t0);
+            q.set_best(id, Some(3), 3.0, t0);
+        }
+        let mut sorted = hosts.map(String::from).to_vec();
+        sorted.sort();
+        assert_eq!(names(&q, &q.pick(PickRule { room: 9, focus: None })), sorted);
+    }
+
+    #[test]
+    fn resting_and_drained_hosts_leave_the_ranking() {
+        let t0 = Instant::now();
+        let mut q = HostQueue::new();
+        let [a, b] = ["a", "b"].map(|h| q.intern(h, t0));
+        q.set_best(a, Some(1), 1.0, t0);
+        q.set_best(b, Some(2), 2.0, t0);
+        q.set_status(a, HostStatus::RestingUntil(ms(t0, 50)), t0);
+        q.set_status(b, HostStatus::Drain, t0);
+        assert!(!q.only_resting() && q.draining(9) == [b]);
+        assert!(q.pick(PickRule { room: 9, focus: None }).is_empty());
+        q.set_best(b, None, 0.0, t0);
+        assert!(q.only_resting(), "a rests, b has nothing queued");
+        assert_eq!(q.expired(ms(t0, 50)), [a], "the caller sets a's status again");
+        q.set_status(a, HostStatus::DueAt(ms(t0, 50)), ms(t0, 50));
+        assert_eq!(names(&q, &q.pick(PickRule { room: 9, focus: None })), ["a"]);
+        // Eviction frees the id for another host; a host with queued URLs is kept.
+        assert!(!q.evict(a));
+        assert!(q.evict(b));
+        assert_eq!(q.id("b"), None);
+        let e = q.intern("e", t0);
+        assert_eq!(e, b, "the id is reused");
+        assert_eq!(q.best(e), None);
+        assert_eq!(q.interned(), 2);
+    }
+
+    #[test]
+    fn focus_picks_among_the_best_hosts_and_waiting_ones_keep_their_places() {
+        let t0 = Instant::now();
+        let mut q = HostQueue::new();
+        let ids: Vec<HostId> = (0..6).map(|i| q.intern(&format!("h{i}"), t0)).collect();
+        for (i, &id) in ids.iter().enumerate() {
+            // h0 1.0, h1 0.5, h2 0.2, h3 0.05, h4 0.04, h5 0.03
+            let rank = [1.0, 0.5, 0.2, 0.05, 0.04, 0.03][i];
+            q.set_best(id, Some(1), rank, t0);
+        }
+        let rule = |focus_hosts, min_hosts| PickRule {
+            room: 10,
+            focus: Some(FocusRule { focus_hosts, min_hosts, rank_span: 0.1 }),
+        };
+        // Beyond the best 2, only ranks ≥ 0.1 × 1.0.
+        assert_eq!(names(&q, &q.pick(rule(64, 2))), ["h0", "h1", "h2"]);
+        assert_eq!(names(&q, &q.pick(rule(2, 2))), ["h0", "h1"]);
+        // h0 waits: it keeps its place, h3 is not fetched in its stead.
+        q.set_status(ids[0], HostStatus::DueAt(ms(t0, 10)), t0);
+        let p = q.pick(rule(3, 2));
+        assert_eq!(names(&q, &p), ["h1", "h2"]);
+        assert_eq!(p.iter().map(|p| p.position).collect::<Vec<_>>(), [1, 2]);
+    }
+}
