@@ -1,6 +1,7 @@
 //! `crawler`: fetching politely. It knows nothing of detection: pages out, links and
 //! priorities in (DESIGN.md).
 pub mod crawl;
+pub mod directives;
 pub mod error;
 #[cfg(feature = "net")]
 pub mod fetch;
@@ -8,6 +9,7 @@ pub mod partition;
 pub mod politeness;
 pub mod robots;
 pub mod urls;
+pub mod validators;
 pub mod warc;
 
 pub use error::CrawlError;

@@ -253,6 +253,8 @@ fn neighborhoods(
             near_duplicate_of: None,
             words: None,
             covered_words: None,
+            noindex: false,
+            canonical: None,
         });
     }
     Ok((th, rows))
@@ -346,10 +348,11 @@ fn pages(
     let rows = flagged
         .into_iter()
         .map(|p| {
+            let directives = page_directives(stores, &p.url)?;
             let per_source = p.sources.iter().map(|s| (s.source, s.chunks as u64)).collect();
             let evidence =
                 p.evidence.iter().take(cfg.evidence).map(|e| EvidenceRow::of(&p, e, names)).collect();
-            ReportRow {
+            Ok(ReportRow {
                 level: "page",
                 neighborhood: p.url.clone(),
                 badness: p.contains,
@@ -363,10 +366,23 @@ fn pages(
                 near_duplicate_of: p.near_duplicate_of.clone(),
                 words: p.passages.as_ref().map(|s| s.words),
                 covered_words: p.passages.as_ref().map(|s| s.covered_words),
-            }
+                noindex: directives.noindex,
+                canonical: directives.canonical,
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     Ok((th, rows))
+}
+
+/// What the page at `url` told the crawl of itself (`noindex`, a canonical URL elsewhere),
+/// from the first store that recorded any.
+fn page_directives(stores: &[&Store], url: &str) -> Result<store::PageDirectives> {
+    for s in stores {
+        if let Some(d) = s.page_directives(url)? {
+            return Ok(d);
+        }
+    }
+    Ok(store::PageDirectives::default())
 }
 
 /// After `N above …`: how many are listed when review labels or `--limit` left some out

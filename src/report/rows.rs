@@ -114,4 +114,12 @@ pub struct ReportRow {
     pub words: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub covered_words: Option<u32>,
+    /// Pages: the crawl was told `noindex` (meta robots or `X-Robots-Tag`): the site hid the
+    /// page from search engines. Absent when not.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub noindex: bool,
+    /// Pages: the other URL the page names as canonical (`<link rel="canonical">`): a page
+    /// naming its original is syndication rather than a content farm. Absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canonical: Option<String>,
 }

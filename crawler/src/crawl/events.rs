@@ -47,6 +47,20 @@ pub enum CrawlEvent {
     SkippedTooLarge,
     /// A 2xx response that is not a text type we read, not handed on.
     SkippedNotText,
+    /// A link, seed or redirect target carried credentials (`user:secret@`): removed, never
+    /// sent.
+    CredentialsStripped,
+    /// A page said `nofollow` (meta robots or `X-Robots-Tag`): its links are not followed
+    /// (counted as `links_rejected.nofollow`).
+    PageNofollow,
+    /// A page said `noindex`: still read and judged, and recorded as such.
+    PageNoindex,
+    /// A page named a canonical URL other than its own (`<link rel="canonical">`).
+    PageCanonicalElsewhere,
+    /// A `<meta http-equiv="refresh">` target queued as a redirect.
+    MetaRefreshFollowed,
+    /// A 304 to a conditional request: unchanged since the stored capture, no body.
+    NotModified,
     /// A URL that failed on every one of its tries (429, 5xx, timeouts, refused
     /// connections), finished as failed.
     RetriesExhausted,
@@ -72,6 +86,12 @@ impl CrawlEvent {
             Self::SinkClosed => "sink_closed",
             Self::SkippedTooLarge => "skipped_too_large",
             Self::SkippedNotText => "skipped_not_text",
+            Self::CredentialsStripped => "credentials_stripped",
+            Self::PageNofollow => "page_nofollow",
+            Self::PageNoindex => "page_noindex",
+            Self::PageCanonicalElsewhere => "page_canonical_elsewhere",
+            Self::MetaRefreshFollowed => "meta_refresh_followed",
+            Self::NotModified => "not_modified",
             Self::RetriesExhausted => "retries_exhausted",
         };
         Cow::Borrowed(name)
@@ -196,6 +216,12 @@ mod tests {
             (CrawlEvent::SinkClosed, "sink_closed"),
             (CrawlEvent::SkippedTooLarge, "skipped_too_large"),
             (CrawlEvent::SkippedNotText, "skipped_not_text"),
+            (CrawlEvent::CredentialsStripped, "credentials_stripped"),
+            (CrawlEvent::PageNofollow, "page_nofollow"),
+            (CrawlEvent::PageNoindex, "page_noindex"),
+            (CrawlEvent::PageCanonicalElsewhere, "page_canonical_elsewhere"),
+            (CrawlEvent::MetaRefreshFollowed, "meta_refresh_followed"),
+            (CrawlEvent::NotModified, "not_modified"),
             (CrawlEvent::RetriesExhausted, "retries_exhausted"),
         ];
         for (event, name) in named {

@@ -23,6 +23,8 @@ pub(super) struct Done {
 
 pub(super) enum DoneKind {
     Robots {
+        /// The origin whose robots.txt this is (`scheme://host:port`).
+        origin: String,
         state: RobotsState,
         outcome: Outcome,
         crawl_delay_token: Option<f64>,
@@ -45,6 +47,7 @@ pub(super) fn unix_now() -> i64 {
 pub(super) async fn fetch_robots(
     f: &Fetcher,
     url: &str,
+    origin: String,
     token: &str,
     rec: Option<&dyn FetchRecorder>,
 ) -> DoneKind {
@@ -68,11 +71,12 @@ pub(super) async fn fetch_robots(
                 let body = &resp.body[..resp.body.len().min(MAX_ROBOTS_BYTES)];
                 let state = RobotsState::from_status(resp.status, body);
                 let crawl_delay_token = state.crawl_delay(token);
-                return DoneKind::Robots { state, outcome, crawl_delay_token, refused: false };
+                return DoneKind::Robots { origin, state, outcome, crawl_delay_token, refused: false };
             }
             Err(e) => {
                 tracing::info!(url = %url, error = e.kind.as_str(), detail = %e.detail, "robots.txt fetch failed: the host waits");
                 return DoneKind::Robots {
+                    origin,
                     state: RobotsState::unreachable(),
                     outcome: Outcome::Failed,
                     crawl_delay_token: None,
@@ -83,6 +87,7 @@ pub(super) async fn fetch_robots(
     }
     // Redirect limit reached: RFC 9309 §2.3.1.2 says treat as unavailable (allow all).
     DoneKind::Robots {
+        origin,
         state: RobotsState::AllowAll,
         outcome: Outcome::Ok { elapsed: Duration::ZERO },
         crawl_delay_token: None,

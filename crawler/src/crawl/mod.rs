@@ -10,6 +10,7 @@
 //! | `finish.rs` | a finished fetch back into host states, the frontier and the sink |
 //! | `links.rs` | [`LinkPolicy`]: which links enter the frontier |
 //! | `priority.rs` | [`HostRanker`]: which hosts are fetched from next, when the caller ranks them |
+//! | `robots_book.rs` | robots.txt per origin (RFC 9309 §2.3), grouped by host |
 //! | `hostq.rs` | [`hostq::HostQueue`]: the hosts with queued URLs, ranked, and which may start now, at a cost per change |
 //! | `events.rs` | [`CrawlEvent`] and [`CrawlCounters`] |
 //! | `run.rs` | [`crawl`]: resume, seed, schedule, wind down (feature `net`) |
@@ -32,6 +33,8 @@ mod finish;
 pub mod hostq;
 mod links;
 mod priority;
+#[cfg(feature = "net")]
+mod robots_book;
 #[cfg(feature = "net")]
 mod run;
 #[cfg(feature = "net")]

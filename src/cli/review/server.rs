@@ -724,6 +724,20 @@ impl Review {
                     pct(&p.url)
                 );
             }
+            // What the page told the crawl of itself (issue 38).
+            if let Ok(Some(d)) = self.store.page_directives(&p.url) {
+                if let Some(c) = &d.canonical {
+                    w!(
+                        s,
+                        "<tr><th>canonical</th><td>{} <span class=\"muted\">(the page names this URL as \
+                         its original: syndication rather than a content farm)</span></td></tr>",
+                        ext_link(c, c)
+                    );
+                }
+                if d.noindex {
+                    w!(s, "<tr><th>noindex</th><td>its site asks search engines not to index it</td></tr>");
+                }
+            }
             s.push_str("</table>");
             // The page's text with the copied blocks highlighted beside their sources; the
             // table of stored passages only when the text cannot be had.
