@@ -295,13 +295,22 @@ pub fn count_words(text: &str) -> u32 {
 }
 
 /// Bit j set where byte j of `s` (16 bytes) is an ASCII letter or digit, and where it is
-/// not ASCII.
-#[cfg(target_arch = "x86_64")]
+/// not ASCII (all 16 when `s` is shorter).
 #[inline(always)]
 fn alnum_masks16(s: &[u8]) -> (u16, u16) {
+    let (alnum, _, non_ascii) = ascii_masks16(s);
+    (alnum, non_ascii)
+}
+
+/// For the 16 bytes of `s`: bit j set where byte j is an ASCII letter or digit, where it is
+/// `_`, and where it is not ASCII (`(0, 0, 0xffff)` when `s` is shorter). Shared with the
+/// SimHash word pass (`fingerprint::long_words`), whose words also take `_`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn ascii_masks16(s: &[u8]) -> (u16, u16, u16) {
     use std::arch::x86_64::*;
     if s.len() < 16 {
-        return (0, 0xffff);
+        return (0, 0, 0xffff);
     }
     // SAFETY: SSE2 is part of x86_64, and the unaligned load reads `s[0..16]`, checked above.
     unsafe {
@@ -311,19 +320,28 @@ fn alnum_masks16(s: &[u8]) -> (u16, u16) {
         let lowered = _mm_or_si128(v, splat(0x20));
         let letter = _mm_cmplt_epi8(_mm_add_epi8(lowered, splat(0x80 - b'a')), splat(0x80 + 26));
         let digit = _mm_cmplt_epi8(_mm_add_epi8(v, splat(0x80 - b'0')), splat(0x80 + 10));
-        (_mm_movemask_epi8(_mm_or_si128(letter, digit)) as u16, _mm_movemask_epi8(v) as u16)
+        let under = _mm_cmpeq_epi8(v, splat(b'_'));
+        (
+            _mm_movemask_epi8(_mm_or_si128(letter, digit)) as u16,
+            _mm_movemask_epi8(under) as u16,
+            _mm_movemask_epi8(v) as u16,
+        )
     }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn alnum_masks16(s: &[u8]) -> (u16, u16) {
-    let (mut word, mut non_ascii) = (0u16, if s.len() < 16 { 0xffff } else { 0 });
+pub(crate) fn ascii_masks16(s: &[u8]) -> (u16, u16, u16) {
+    if s.len() < 16 {
+        return (0, 0, 0xffff);
+    }
+    let (mut alnum, mut under, mut non_ascii) = (0u16, 0u16, 0u16);
     for (j, &c) in s.iter().take(16).enumerate() {
-        word |= u16::from(c < 0x80 && ASCII_WORD[c as usize] != 0) << j;
+        alnum |= u16::from(c.is_ascii_alphanumeric()) << j;
+        under |= u16::from(c == b'_') << j;
         non_ascii |= u16::from(c >= 0x80) << j;
     }
-    (word, non_ascii)
+    (alnum, under, non_ascii)
 }
 
 /// The word of `text` that starts at `start` and whose ASCII prefix ends at `ascii_end`,
@@ -807,7 +825,8 @@ mod tests {
         let mut a = Vec::new();
         anchors(&hashes, p, &mut a);
         assert!(a.len() >= 3, "{a:?}");
-        let phrases: Vec<String> = a.iter().take(3).map(|x| words[x.word as usize..][..5].join(" ")).collect();
+        let phrases: Vec<String> =
+            a.iter().take(3).map(|x| words[x.word as usize..][..5].join(" ")).collect();
         let filler = |n: usize| (0..n).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
         // 300 unrelated words apart (a long manual sharing three phrases with the source):
         // three lone hits, no cluster.
