@@ -226,7 +226,9 @@ fn parquet_exports_equal_jsonl_and_csv_and_pyarrow_reads_them() {
             "evidence",
             "near_duplicate_of",
             "words",
-            "covered_words"
+            "covered_words",
+            "noindex",
+            "canonical"
         ]
     );
     assert_eq!(seen[2]["columns"], json!(["chunk_sha1", "url", "host", "neighborhood", "stop"]));

@@ -56,8 +56,11 @@ impl ResolveMap {
 }
 
 /// True for addresses a public crawl must never contact: private (RFC 1918, ULA), loopback,
-/// link-local, multicast, unspecified, broadcast, shared (CGN), documentation and
-/// benchmarking ranges, and IPv4-mapped forms of those.
+/// link-local, multicast, unspecified, broadcast, shared (CGN), IETF protocol assignments
+/// (`192.0.0.0/24`), documentation and benchmarking ranges; IPv4-mapped and IPv4-compatible
+/// forms of those, and NAT64 forms (`64:ff9b::/96`, RFC 6052) of those; the local-use NAT64
+/// prefix (`64:ff9b:1::/48`, RFC 8215) and 6to4 (`2002::/16`, deprecated by RFC 7526, whose
+/// relays reach any IPv4 address, private ones included).
 pub fn is_non_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
@@ -71,17 +74,25 @@ pub fn is_non_public(ip: IpAddr) -> bool {
                 || v4.is_documentation()
                 || o[0] == 0
                 || (o[0] == 100 && (64..128).contains(&o[1])) // shared address space, RFC 6598
+                || (o[0] == 192 && o[1] == 0 && o[2] == 0) // IETF protocol assignments, RFC 6890
                 || (o[0] == 198 && (o[1] == 18 || o[1] == 19)) // benchmarking, RFC 2544
                 || o[0] >= 240 // reserved
         }
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
+            let s = v6.segments();
+            // `::ffff:a.b.c.d` (mapped), `::a.b.c.d` (compatible; `::1` and `::` too) and
+            // `64:ff9b::a.b.c.d` (NAT64) reach the IPv4 address they embed.
+            let nat64 = s[..6] == [0x64, 0xff9b, 0, 0, 0, 0];
+            let o = v6.octets();
+            let embedded = nat64.then(|| std::net::Ipv4Addr::new(o[12], o[13], o[14], o[15]));
+            if let Some(v4) = v6.to_ipv4().or(embedded) {
                 return is_non_public(IpAddr::V4(v4));
             }
-            let s = v6.segments();
             v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
+                || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1) // local-use NAT64, RFC 8215
+                || s[0] == 0x2002 // 6to4, RFC 3056
                 || (s[0] & 0xfe00) == 0xfc00 // unique local
                 || (s[0] & 0xffc0) == 0xfe80 // link local
                 || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
@@ -112,6 +123,21 @@ impl Resolve for GuardedResolver {
     }
 }
 
+pub use crate::validators::Validators;
+
+/// The conditional headers to send for `v` (values a header cannot carry are left out).
+fn conditional_headers(v: &Validators) -> Vec<(&'static str, &str)> {
+    let mut h = Vec::new();
+    if let Some(e) = &v.etag {
+        h.push(("If-None-Match", e.as_str()));
+    }
+    if let Some(d) = &v.last_modified {
+        h.push(("If-Modified-Since", d.as_str()));
+    }
+    h.retain(|(_, v)| reqwest::header::HeaderValue::from_str(v).is_ok());
+    h
+}
+
 /// Settings of the fetcher.
 #[derive(Debug, Clone)]
 pub struct FetchConfig {
@@ -130,6 +156,8 @@ pub struct FetchConfig {
     /// How long an idle connection is kept for the host's next request
     /// ([`crate::connections::POOL_IDLE_TIMEOUT`]).
     pub pool_idle_timeout: Duration,
+    /// URLs fetched with conditional requests ([`Validators`]); empty: none.
+    pub validators: Arc<HashMap<String, Validators>>,
 }
 
 impl Default for FetchConfig {
@@ -144,6 +172,7 @@ impl Default for FetchConfig {
             resolve: Arc::new(ResolveMap::default()),
             dns: Arc::new(DnsCache::default()),
             pool_idle_timeout: crate::connections::POOL_IDLE_TIMEOUT,
+            validators: Arc::new(HashMap::new()),
         }
     }
 }
@@ -232,6 +261,8 @@ impl Fetcher {
     }
 
     /// GET `url`. Redirects are returned as responses (3xx with Location).
+    /// Credentials in `url` (`user:secret@`) are never sent: they are removed first (the
+    /// link policy already removes and counts them; robots.txt redirects come here directly).
     pub async fn get(&self, url: &str) -> Result<FetchResponse, FetchError> {
         self.get_checked(url, false).await
     }
@@ -243,7 +274,8 @@ impl Fetcher {
     }
 
     async fn get_checked(&self, url: &str, headers_first: bool) -> Result<FetchResponse, FetchError> {
-        let parsed = url::Url::parse(url).map_err(|e| err(FetchErrorKind::BadUrl, e))?;
+        let mut parsed = url::Url::parse(url).map_err(|e| err(FetchErrorKind::BadUrl, e))?;
+        crate::urls::strip_credentials(&mut parsed);
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(err(FetchErrorKind::BadUrl, format!("unsupported scheme {}", parsed.scheme())));
         }
@@ -294,14 +326,16 @@ impl Fetcher {
         start: Instant,
         headers_first: bool,
     ) -> Result<FetchResponse, FetchError> {
-        let request_head = request_head(&url, &self.cfg.user_agent);
-        let mut resp = self
+        let conditional = self.cfg.validators.get(url.as_str()).map(conditional_headers).unwrap_or_default();
+        let request_head = request_head(&url, &self.cfg.user_agent, &conditional);
+        let mut req = self
             .client
             .get(url)
-            .header("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5")
-            .send()
-            .await
-            .map_err(classify)?;
+            .header("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5");
+        for (name, value) in &conditional {
+            req = req.header(*name, *value);
+        }
+        let mut resp = req.send().await.map_err(classify)?;
         let status = resp.status();
         let headers: Vec<(String, String)> = resp
             .headers()
@@ -354,7 +388,7 @@ impl Fetcher {
     }
 }
 
-fn request_head(url: &url::Url, ua: &str) -> Vec<u8> {
+fn request_head(url: &url::Url, ua: &str, conditional: &[(&str, &str)]) -> Vec<u8> {
     let mut path = url.path().to_string();
     if let Some(q) = url.query() {
         path.push('?');
@@ -364,10 +398,14 @@ fn request_head(url: &url::Url, ua: &str) -> Vec<u8> {
         Some(p) => format!("{}:{p}", url.host_str().unwrap_or("")),
         None => url.host_str().unwrap_or("").to_string(),
     };
-    format!(
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: {ua}\r\nAccept: text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5\r\nAccept-Encoding: gzip, br, deflate\r\n\r\n"
-    )
-    .into_bytes()
+    let mut head = format!(
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: {ua}\r\nAccept: text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5\r\nAccept-Encoding: gzip, br, deflate\r\n"
+    );
+    for (name, value) in conditional {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    head.into_bytes()
 }
 
 fn err(kind: FetchErrorKind, e: impl std::fmt::Display) -> FetchError {
@@ -428,12 +466,51 @@ mod tests {
             "::",
             "ff02::1",
             "::ffff:127.0.0.1",
+            // issue 38: IETF protocol assignments, NAT64, 6to4, IPv4-compatible
+            "192.0.0.1",
+            "192.0.0.170",
+            "64:ff9b::7f00:1",
+            "64:ff9b::a00:1",
+            "64:ff9b::c0a8:101",
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b:1::808:808",
+            "2002:7f00:1::1",
+            "2002:808:808::1",
+            "2002::",
+            "::127.0.0.1",
+            "::10.0.0.1",
         ] {
             assert!(is_non_public(ip.parse().unwrap()), "{ip}");
         }
-        for ip in ["93.184.216.34", "8.8.8.8", "2606:4700::1111"] {
+        for ip in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "2606:4700::1111",
+            // NAT64 of a public address is how IPv6-only networks reach IPv4 sites.
+            "64:ff9b::808:808",
+            "64:ff9b::5db8:d822",
+            "192.0.1.1",
+            "191.255.255.255",
+            "2001:4860::8888",
+            "2003::1",
+        ] {
             assert!(!is_non_public(ip.parse().unwrap()), "{ip}");
         }
+    }
+
+    #[test]
+    fn conditional_headers_sent() {
+        let v = Validators {
+            etag: Some("\"v1\"".into()),
+            last_modified: Some("Mon, 01 Jan 2024 00:00:00 GMT".into()),
+        };
+        assert_eq!(
+            conditional_headers(&v),
+            [("If-None-Match", "\"v1\""), ("If-Modified-Since", "Mon, 01 Jan 2024 00:00:00 GMT")]
+        );
+        // A value no header can carry is not sent.
+        let bad = Validators { etag: Some("a\u{1}b".into()), last_modified: None };
+        assert!(conditional_headers(&bad).is_empty());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! priorities in (DESIGN.md).
 pub mod connections;
 pub mod crawl;
+pub mod directives;
 pub mod dns;
 pub mod error;
 #[cfg(feature = "net")]
@@ -11,6 +12,7 @@ pub mod partition;
 pub mod politeness;
 pub mod robots;
 pub mod urls;
+pub mod validators;
 pub mod warc;
 
 pub use error::CrawlError;

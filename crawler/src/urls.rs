@@ -48,7 +48,8 @@ pub enum UrlError {
 /// - the query kept byte for byte and in order, except that an empty query (`/a?`) is
 ///   removed.
 ///
-/// Userinfo is kept. The result is idempotent: canonicalizing it again changes nothing.
+/// Userinfo is kept (the crawler removes it before a URL can be fetched:
+/// [`strip_credentials`]). The result is idempotent: canonicalizing it again changes nothing.
 pub fn canonicalize(url: &str) -> Result<String, UrlError> {
     canonical_url(url).map(String::from)
 }
@@ -69,6 +70,20 @@ pub fn canonical_url(url: &str) -> Result<Url, UrlError> {
 /// Resolve `href` against a parsed `base` (RFC 3986 §5.2) and canonicalize the result.
 pub fn resolve(base: &Url, href: &str) -> Result<Url, UrlError> {
     normalize_url(base.join(href)?)
+}
+
+/// Remove the userinfo (`user:secret@`) of `url`; true when there was some. A crawler never
+/// sends credentials found in links, seeds or redirects: HTTP clients turn them into an
+/// `Authorization` header (Heritrix strips them too).
+pub fn strip_credentials(url: &mut Url) -> bool {
+    if url.username().is_empty() && url.password().is_none() {
+        return false;
+    }
+    // Both fail only for URLs that cannot have credentials (no host, `file:`), which have
+    // none to strip.
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    true
 }
 
 /// Apply the canonical-form rules of [`canonicalize`] to a parsed URL.
@@ -823,6 +838,17 @@ mod tests {
         assert_eq!(canon("http://h/100%/x"), "http://h/100%/x"); // stray % kept
         assert_eq!(canon("http://h/%zz%4"), "http://h/%zz%4");
         assert_eq!(canon("http://user:pw@h/"), "http://user:pw@h/");
+        for (with, without) in [
+            ("http://user:pw@h/x", "http://h/x"),
+            ("http://user@h:81/", "http://h:81/"),
+            ("https://:pw@h/", "https://h/"),
+            ("http://%41:%42@h/", "http://h/"),
+        ] {
+            let mut u = canonical_url(with).unwrap();
+            assert!(strip_credentials(&mut u), "{with}");
+            assert_eq!(u.as_str(), without);
+            assert!(!strip_credentials(&mut u), "{without}: nothing left to strip");
+        }
         assert_eq!(canon("  http://h/a b\n"), "http://h/a%20b");
         assert_eq!(canon("http://Example.COM./x"), "http://example.com/x");
         assert_eq!(canon("http://BÜCHER.example/ä"), "http://xn--bcher-kva.example/%C3%A4");

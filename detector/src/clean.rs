@@ -21,7 +21,7 @@
 //! built, and blocks deeper down are tagged with the deepest one tracked).
 //!
 //! Encodings: see [`encoding`] for the detection order (BOM, HTTP header, `<meta>` prescan,
-//! UTF-8-or-windows-1252 fallback).
+//! UTF-8, then `chardetng`'s guess).
 
 pub mod baseline;
 mod encoding;
@@ -218,7 +218,7 @@ pub fn clean(
     let Some(kind) = sniff_kind(content_type, body) else {
         return CleanedDoc::default();
     };
-    let (encoding, text) = encoding::detect_and_decode(body, content_type, kind == DocKind::Html);
+    let (encoding, text) = encoding::detect_and_decode(body, content_type, kind == DocKind::Html, base_url);
     let encoding = encoding.name();
     match kind {
         DocKind::Html => {

@@ -41,6 +41,12 @@ pub trait StopList: Sync {
     fn may_contain_text(&self, _normalized: &[u8]) -> bool {
         true
     }
+
+    /// The passages of the list's texts, taken with `p`: common text is no passage evidence
+    /// either (issue 36). The default: none.
+    fn stop_passages(&self, _p: crate::passages::PassageParams) -> Vec<crate::passages::PassageHash> {
+        Vec::new()
+    }
 }
 
 /// Whether the match stage can use the SHA-1 of a chunk whose normalized text is
@@ -163,10 +169,12 @@ pub fn match_page(
 }
 
 /// Passage evidence (issue 36) added to an exact verdict: the page's labeled passages
-/// (`crate::passages::cover`), and every block they cover that is neither an exact labeled
-/// chunk nor a stop chunk counted as labeled. `contains` keeps its unit, chunk occurrences:
-/// `contains = (exact labeled + passage-covered chunks) / |H(c_f)|`, where Ardi & Heidemann
-/// count exact chunks only (§3.1 step 5); badness follows unchanged (§3.1 step 6).
+/// (`crate::passages::cover`), and every block they cover at least half of that is neither
+/// an exact labeled chunk nor a stop chunk counted as labeled. `contains` keeps its unit,
+/// chunk occurrences, and counts the words passages cover in the blocks they cover less:
+/// `contains = (exact labeled + passage-covered chunks + Σ covered share of the partly
+/// covered blocks) / |H(c_f)|`, where Ardi & Heidemann count exact chunks only (§3.1 step 5);
+/// badness follows unchanged (§3.1 step 6).
 ///
 /// Blocks already decided (exact labeled chunks, stop chunks) are counted into the word
 /// stream, not hashed (`WordStream::push_counted_block`): passages could add nothing to
@@ -203,12 +211,16 @@ pub fn add_passages<'a>(
     v.words = c.words;
     v.passage_words = c.covered_words;
     v.passage_sources = c.sources;
-    for (block, source) in c.blocks {
+    for &(block, source) in &c.blocks {
         v.matches.push(ChunkMatch { hash: [0; 20], block, source, passage: true });
         v.passage_chunks += 1;
     }
     v.labeled_chunks = (v.labeled_chunks + v.passage_chunks).min(v.chunks);
-    v.contains = contains(v.labeled_chunks as u64, v.chunks as u64);
+    v.contains = if v.chunks == 0 {
+        0.0
+    } else {
+        ((v.labeled_chunks as f64 + c.partial_blocks) / v.chunks as f64).min(1.0)
+    };
 }
 
 #[cfg(test)]
@@ -380,11 +392,11 @@ mod tests {
         let other = "An unrelated paragraph about the weather in spring, which was wet and \
             cold, and about the harvest, which was late and small, as everybody had feared.";
         let v = verdict(&[other, &c_edited], &chunks, &table);
-        assert_eq!(v.passage_chunks, 0, "{v:?}");
+        assert_eq!((v.passage_chunks, v.contains), (0, 0.0), "{v:?}");
         // Nor is one sentence of it.
         let quote = format!("{other} As the histories say, floods came in 1795, 1852 and 1968.");
         let v = verdict(&[&quote], &chunks, &table);
-        assert_eq!(v.labeled_chunks, 0, "{v:?}");
+        assert_eq!((v.labeled_chunks, v.contains), (0, 0.0), "{v:?}");
         // Exact matching only (no passages) finds two of the three.
         let fp = fingerprint(b"page", &[PARA_A, PARA_B, c_edited.as_str()], &Normalization::default());
         assert_eq!(match_page(&fp, &chunks, None, &NoStops).labeled_chunks, 2);

@@ -295,13 +295,22 @@ pub fn count_words(text: &str) -> u32 {
 }
 
 /// Bit j set where byte j of `s` (16 bytes) is an ASCII letter or digit, and where it is
-/// not ASCII.
-#[cfg(target_arch = "x86_64")]
+/// not ASCII (all 16 when `s` is shorter).
 #[inline(always)]
 fn alnum_masks16(s: &[u8]) -> (u16, u16) {
+    let (alnum, _, non_ascii) = ascii_masks16(s);
+    (alnum, non_ascii)
+}
+
+/// For the 16 bytes of `s`: bit j set where byte j is an ASCII letter or digit, where it is
+/// `_`, and where it is not ASCII (`(0, 0, 0xffff)` when `s` is shorter). Shared with the
+/// SimHash word pass (`fingerprint::long_words`), whose words also take `_`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn ascii_masks16(s: &[u8]) -> (u16, u16, u16) {
     use std::arch::x86_64::*;
     if s.len() < 16 {
-        return (0, 0xffff);
+        return (0, 0, 0xffff);
     }
     // SAFETY: SSE2 is part of x86_64, and the unaligned load reads `s[0..16]`, checked above.
     unsafe {
@@ -311,19 +320,28 @@ fn alnum_masks16(s: &[u8]) -> (u16, u16) {
         let lowered = _mm_or_si128(v, splat(0x20));
         let letter = _mm_cmplt_epi8(_mm_add_epi8(lowered, splat(0x80 - b'a')), splat(0x80 + 26));
         let digit = _mm_cmplt_epi8(_mm_add_epi8(v, splat(0x80 - b'0')), splat(0x80 + 10));
-        (_mm_movemask_epi8(_mm_or_si128(letter, digit)) as u16, _mm_movemask_epi8(v) as u16)
+        let under = _mm_cmpeq_epi8(v, splat(b'_'));
+        (
+            _mm_movemask_epi8(_mm_or_si128(letter, digit)) as u16,
+            _mm_movemask_epi8(under) as u16,
+            _mm_movemask_epi8(v) as u16,
+        )
     }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn alnum_masks16(s: &[u8]) -> (u16, u16) {
-    let (mut word, mut non_ascii) = (0u16, if s.len() < 16 { 0xffff } else { 0 });
+pub(crate) fn ascii_masks16(s: &[u8]) -> (u16, u16, u16) {
+    if s.len() < 16 {
+        return (0, 0, 0xffff);
+    }
+    let (mut alnum, mut under, mut non_ascii) = (0u16, 0u16, 0u16);
     for (j, &c) in s.iter().take(16).enumerate() {
-        word |= u16::from(c < 0x80 && ASCII_WORD[c as usize] != 0) << j;
+        alnum |= u16::from(c.is_ascii_alphanumeric()) << j;
+        under |= u16::from(c == b'_') << j;
         non_ascii |= u16::from(c >= 0x80) << j;
     }
-    (word, non_ascii)
+    (alnum, under, non_ascii)
 }
 
 /// The word of `text` that starts at `start` and whose ASCII prefix ends at `ascii_end`,
@@ -464,6 +482,9 @@ pub struct PassageCover {
     pub sources: Vec<SourceCover>,
     /// Blocks at least [`BLOCK_COVER_SHARE`] covered, with the source covering most of each.
     pub blocks: Vec<(u32, SourceId)>,
+    /// The covered shares of the other blocks (those partly covered), summed: a heavily
+    /// spun paragraph of which a third survives counts a third.
+    pub partial_blocks: f64,
 }
 
 /// Find a page's labeled passages: anchors looked up, hits turned into covered words per
@@ -517,12 +538,19 @@ pub fn cover(ws: &WordStream, table: &dyn PassageLookup) -> PassageCover {
         if hits < MIN_HITS && !proven {
             continue;
         }
-        let spans = spans_of(group.iter().map(|m| (m.1, m.2, m.3)), p, ws);
-        let words: usize = spans.iter().map(|(s, e)| e - s).sum();
-        if words < MIN_SOURCE_WORDS as usize && !proven {
+        // A lone hit far from the source's others is a common phrase, not a copy (on a long
+        // page, three of them would otherwise reach the thresholds): only clusters count.
+        let spans: Vec<Span> = spans_of(group.iter().map(|m| (m.1, m.2, m.3)), p, ws)
+            .into_iter()
+            .filter(|s| proven || s.hits >= MIN_SPAN_HITS)
+            .collect();
+        let hits: u32 = spans.iter().map(|s| s.hits).sum();
+        let words: usize = spans.iter().map(|s| s.end - s.start).sum();
+        if (hits < MIN_HITS as u32 || words < MIN_SOURCE_WORDS as usize) && !proven {
             continue;
         }
-        let sc = SourceCover { source: group[0].0, hits: hits as u32, words: words as u32 };
+        let spans: Vec<(usize, usize)> = spans.iter().map(|s| (s.start, s.end)).collect();
+        let sc = SourceCover { source: group[0].0, hits, words: words as u32 };
         per_source.push((sc, spans));
     }
     per_source.sort_by(|a, b| b.0.words.cmp(&a.0.words).then(a.0.source.cmp(&b.0.source)));
@@ -549,6 +577,7 @@ pub fn cover(ws: &WordStream, table: &dyn PassageLookup) -> PassageCover {
         }
         let covered = owner[r.clone()].iter().filter(|&&o| o != NOBODY).count();
         if (covered as f64) < BLOCK_COVER_SHARE * r.len() as f64 {
+            out.partial_blocks += covered as f64 / r.len() as f64;
             continue;
         }
         if let Some(src) = majority(&owner[r]) {
@@ -567,11 +596,11 @@ fn spans_of(
     marks: impl Iterator<Item = (usize, usize, bool)>,
     p: PassageParams,
     ws: &WordStream,
-) -> Vec<(usize, usize)> {
+) -> Vec<Span> {
     let half = p.modulus as usize;
     let bridge = (BRIDGE_MODULI * p.modulus) as usize;
     let n = ws.words.len();
-    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let mut spans: Vec<Span> = Vec::new();
     for (pos, end, is_hit) in marks {
         let (s, e) = if is_hit {
             let first = ws.block_range(ws.block_of(pos));
@@ -580,13 +609,28 @@ fn spans_of(
         } else {
             (pos, end)
         };
+        let hits = u32::from(is_hit);
         match spans.last_mut() {
-            Some(last) if s <= last.1 || pos.saturating_sub(last.1) <= bridge => last.1 = last.1.max(e),
-            _ => spans.push((s, e)),
+            Some(last) if s <= last.end || pos.saturating_sub(last.end) <= bridge => {
+                last.end = last.end.max(e);
+                last.hits += hits;
+            }
+            _ => spans.push(Span { start: s, end: e, hits }),
         }
     }
     spans
 }
+
+/// Words one source's marks cover together, with the hits among them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    end: usize,
+    hits: u32,
+}
+
+/// A span counts only with this many hits (or beside exact chunks of its source).
+pub const MIN_SPAN_HITS: u32 = 2;
 
 /// No source covers the word.
 const NOBODY: SourceId = SourceId::MAX;
@@ -744,24 +788,55 @@ mod tests {
         at.iter().map(|&w| (w, w + 5, true))
     }
 
+    /// `spans_of`'s spans as (start, end).
+    fn ranges(spans: Vec<Span>) -> Vec<(usize, usize)> {
+        spans.into_iter().map(|s| (s.start, s.end)).collect()
+    }
+
     #[test]
     fn spans_widen_and_bridge() {
         let p = PassageParams { words: 5, modulus: 8 };
         let one = stream(&[100]);
         // Hits at 10 and 30: [2, 23) and [22, 43), overlapping: one span.
-        assert_eq!(spans_of(hits(&[10, 30]), p, &one), vec![(2, 43)]);
+        assert_eq!(ranges(spans_of(hits(&[10, 30]), p, &one)), vec![(2, 43)]);
         // Hits at 20 and 80: [12, 33), then 47 words to 80 (≤ 64): bridged.
-        assert_eq!(spans_of(hits(&[20, 80]), p, &one), vec![(12, 93)]);
+        assert_eq!(ranges(spans_of(hits(&[20, 80]), p, &one)), vec![(12, 93)]);
         // Hits 95 apart (82 words between): two spans, the last clipped to the text.
-        assert_eq!(spans_of(hits(&[0, 95]), p, &one), vec![(0, 13), (87, 100)]);
+        assert_eq!(ranges(spans_of(hits(&[0, 95]), p, &one)), vec![(0, 13), (87, 100)]);
         // Blocks of 5, 50, 45 words: a hit at 5 is not widened into the first block, nor one
         // at 50 into the third; a k-gram crossing a boundary covers its own words.
         let three = stream(&[5, 50, 45]);
         assert_eq!(three.block_of(4), 0);
         assert_eq!(three.block_of(5), 1);
-        assert_eq!(spans_of(hits(&[5]), p, &three), vec![(5, 18)]);
-        assert_eq!(spans_of(hits(&[46]), p, &three), vec![(38, 55)]);
-        assert_eq!(spans_of(hits(&[53]), p, &three), vec![(45, 66)]);
+        assert_eq!(ranges(spans_of(hits(&[5]), p, &three)), vec![(5, 18)]);
+        assert_eq!(ranges(spans_of(hits(&[46]), p, &three)), vec![(38, 55)]);
+        assert_eq!(ranges(spans_of(hits(&[53]), p, &three)), vec![(45, 66)]);
+    }
+
+    #[test]
+    fn scattered_common_phrases_are_no_copy_clustered_ones_are() {
+        let p = PassageParams::default();
+        let t = table_of(TEXT, p, 7);
+        // Three anchors of the source, as 5-word phrases.
+        let words: Vec<&str> = TEXT.split_whitespace().collect();
+        let mut hashes = Vec::new();
+        push_words(TEXT, &mut hashes);
+        assert_eq!(hashes.len(), words.len());
+        let mut a = Vec::new();
+        anchors(&hashes, p, &mut a);
+        assert!(a.len() >= 3, "{a:?}");
+        let phrases: Vec<String> =
+            a.iter().take(3).map(|x| words[x.word as usize..][..5].join(" ")).collect();
+        let filler = |n: usize| (0..n).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
+        // 300 unrelated words apart (a long manual sharing three phrases with the source):
+        // three lone hits, no cluster.
+        let far = format!("{} {} {} {} {}", phrases[0], filler(300), phrases[1], filler(300), phrases[2]);
+        let c = cover(&WordStream::of_blocks([far.as_str()]), &t);
+        assert!(c.sources.is_empty(), "{c:?}");
+        // 30 words apart: one cluster of three hits.
+        let near = format!("{} {} {} {} {}", phrases[0], filler(30), phrases[1], filler(30), phrases[2]);
+        let c = cover(&WordStream::of_blocks([near.as_str()]), &t);
+        assert_eq!(c.sources.first().map(|s| (s.source, s.hits)), Some((7, 3)), "{c:?}");
     }
 
     #[test]

@@ -48,8 +48,11 @@ pub fn warc(data: &[u8]) -> u64 {
 }
 
 /// `clean` as HTML with links, and as the body sniffs; the guard's stripping of what the
-/// cleaner does not read changes none of its output (`detector/src/clean/guard.rs`).
+/// cleaner does not read changes none of its output (`detector/src/clean/guard.rs`). The
+/// crawler's directive prescan of the same bytes (`crawler/src/directives.rs`).
 pub fn html(data: &[u8]) -> u64 {
+    let dir = crawler::directives::directives(["ditto: noindex"], Some(data), "ditto");
+    assert!(dir.noindex, "the header's noindex was lost");
     use detector::{clean, CleanOptions};
     let d = clean(data, Some("text/html"), Some("http://fuzz.test/a/b.html"), &CleanOptions::default());
     let sniffed = clean(data, None, None, &CleanOptions { extract_links: false });
@@ -66,6 +69,7 @@ pub fn html(data: &[u8]) -> u64 {
         d.truncated,
         d.attributes_dropped > 0,
         sniffed.kind.map(|k| k as u8),
+        (dir.nofollow, dir.refresh.is_some(), dir.canonical.is_some()),
     ))
 }
 

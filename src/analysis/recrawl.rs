@@ -12,13 +12,20 @@
 //!    differs from the old store's (or which was not stored at all) counts as changed.
 //! 3. Pass 2: the other members of every cluster whose representative changed.
 //!
+//! Each pass sends conditional requests where the earlier crawl's WARC records hold an
+//! `ETag` or `Last-Modified` (`ditto crawl --validators`): a 304 is an unchanged page,
+//! fetched without a body (counted as `not_modified`, never as changed). The summary counts
+//! what the passes fetched, from their own statistics. A pass stopped by its page budget
+//! (`--max-pages`) leaves URLs unfetched: the recrawl says how many, counts them neither
+//! changed nor unchanged, runs no second pass, and exits non-zero.
+//!
 //! The members of the other clusters are skipped; `--skipped-out` lists them as
 //! `url<TAB>representative` lines. A skipped member that changed although its representative
 //! did not is a missed change: the recrawl cannot see it (it did not fetch it), so tests
 //! measure it on a test web whose two versions they know.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -60,11 +67,33 @@ pub struct RecrawlSummary {
     pub clusters: usize,
     /// Clusters whose representative changed (their members were fetched too).
     pub changed_clusters: usize,
+    /// URLs each pass was given.
     pub pass1_fetches: usize,
     pub pass2_fetches: usize,
+    /// Page requests the passes sent (robots.txt not counted), from their statistics.
+    pub fetched: u64,
+    /// Of those, answered 304 to a conditional request: unchanged, no body.
+    pub not_modified: usize,
+    /// URLs sent with conditional requests (the earlier WARC records gave an ETag or
+    /// Last-Modified).
+    pub conditional: usize,
+    /// URLs a pass was given but did not fetch: its page budget (`--max-pages`) ran out.
+    pub unfetched: usize,
+    /// A pass stopped at its page budget: the recrawl is incomplete (and exits non-zero).
+    pub stopped_by_budget: bool,
     pub skipped: usize,
     /// skipped / urls, in percent.
     pub saved_percent: f64,
+}
+
+/// What one crawl pass did, from its statistics and failure log.
+#[derive(Debug, Default)]
+struct PassOutcome {
+    /// Page requests (robots.txt not counted).
+    fetched: u64,
+    /// URLs answered 304.
+    not_modified: HashSet<String>,
+    stopped_by_budget: bool,
 }
 
 /// The plan: which URLs pass 1 fetches and, per cluster, the representative and the others.
@@ -78,7 +107,72 @@ pub struct Plan {
 /// Body hash and text hash of each stored record, by URL.
 type Hashes = HashMap<String, Vec<(String, Option<String>)>>;
 
-const RESERVED: &[&str] = &["--store", "--labelset", "--warc-dir", "--seeds", "--seed", "--max-depth"];
+const RESERVED: &[&str] = &[
+    "--store",
+    "--labelset",
+    "--warc-dir",
+    "--seeds",
+    "--seed",
+    "--max-depth",
+    "--validators",
+    "--failure-log",
+    "--stats-json",
+];
+
+/// What the earlier crawl's WARC records say of each URL's version, for conditional
+/// requests: the latest capture's `ETag` and `Last-Modified`. Captures without a WARC
+/// record (a crawl without `--warc-dir`, a scan of files) give none.
+fn validators(store: &Store) -> Result<HashMap<String, crawler::validators::Validators>> {
+    let warc_dir = store.meta(crate::source::text::WARC_DIR_META)?.map(PathBuf::from);
+    let mut latest: HashMap<String, (i64, detector::PageOrigin)> = HashMap::new();
+    for rec in store.pages() {
+        let rec = rec?;
+        if !matches!(rec.origin, detector::PageOrigin::Warc { .. }) {
+            continue;
+        }
+        match latest.get(&rec.url) {
+            Some((t, _)) if *t >= rec.fetch_time => {}
+            _ => {
+                latest.insert(rec.url, (rec.fetch_time, rec.origin));
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    for (url, (_, origin)) in latest {
+        let detector::PageOrigin::Warc { file, offset } = origin else { continue };
+        let path = match &warc_dir {
+            Some(dir) if Path::new(&file).is_relative() => dir.join(&file),
+            _ => PathBuf::from(&file),
+        };
+        if let Some(v) = record_validators(&path, offset, &url) {
+            out.insert(url, v);
+        }
+    }
+    Ok(out)
+}
+
+/// The `ETag` and `Last-Modified` of `url`'s response record at `offset` of `path` (None
+/// when the file, the record or both headers are missing).
+fn record_validators(path: &Path, offset: u64, url: &str) -> Option<crawler::validators::Validators> {
+    let mut f = std::fs::File::open(path).ok()?;
+    f.seek(SeekFrom::Start(offset)).ok()?;
+    for rec in crawler::warc::WarcReader::new(std::io::BufReader::new(f)) {
+        let rec = rec.ok()?;
+        if rec.offset != 0 {
+            return None;
+        }
+        if rec.target_uri.as_deref() != Some(url) || !rec.warc_type.eq_ignore_ascii_case("response") {
+            continue;
+        }
+        let head = crawler::warc::http::parse_response_head(&rec.block)?;
+        let v = crawler::validators::Validators {
+            etag: head.header("etag").map(str::to_string),
+            last_modified: head.header("last-modified").map(str::to_string),
+        };
+        return (v.etag.is_some() || v.last_modified.is_some()).then_some(v);
+    }
+    None
+}
 
 /// Body and text hashes of every stored page, by URL (a URL stored twice keeps both).
 fn hashes(store: &Store) -> Result<Hashes> {
@@ -162,13 +256,38 @@ fn changed(url: &str, old: &Hashes, new: &Hashes) -> bool {
     n.iter().any(|(fh, th)| !o.iter().any(|(ofh, oth)| ofh == fh && oth == th))
 }
 
-fn run_pass(cfg: &RecrawlConfig, dir: &Path, name: &str, seeds: &[String]) -> Result<()> {
+fn run_pass(
+    cfg: &RecrawlConfig,
+    dir: &Path,
+    name: &str,
+    seeds: &[String],
+    validators: &HashMap<String, crawler::validators::Validators>,
+) -> Result<PassOutcome> {
     if seeds.is_empty() {
-        return Ok(());
+        return Ok(PassOutcome::default());
     }
     let seeds_path = dir.join(format!("recrawl-{name}.seeds"));
     std::fs::write(&seeds_path, seeds.join("\n") + "\n")
         .with_context(|| format!("writing {}", seeds_path.display()))?;
+    let validators_path = dir.join(format!("recrawl-{name}.validators"));
+    let mut list = String::new();
+    for u in seeds {
+        if let Some(v) = validators.get(u) {
+            list.push_str(&v.list_line(u));
+        }
+    }
+    std::fs::write(&validators_path, list)
+        .with_context(|| format!("writing {}", validators_path.display()))?;
+    let failures = dir.join(format!("recrawl-{name}.failures.jsonl"));
+    let stats = dir.join(format!("recrawl-{name}.stats.json"));
+    for f in [&failures, &stats] {
+        match std::fs::remove_file(f) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("removing {}", f.display()))
+            }
+            _ => {}
+        }
+    }
     let exe = std::env::current_exe().context("finding the ditto executable")?;
     let status = Command::new(exe)
         .arg("crawl")
@@ -180,6 +299,12 @@ fn run_pass(cfg: &RecrawlConfig, dir: &Path, name: &str, seeds: &[String]) -> Re
         .arg(&cfg.warc_dir)
         .arg("--seeds")
         .arg(&seeds_path)
+        .arg("--validators")
+        .arg(&validators_path)
+        .arg("--failure-log")
+        .arg(&failures)
+        .arg("--stats-json")
+        .arg(&stats)
         .args(["--max-depth", "0"])
         // A recrawl refreshes the old store's URLs: their domains, each host's pages uncut
         // (a focused crawl's default scope, `any`, caps hosts at 1000 pages).
@@ -194,7 +319,33 @@ fn run_pass(cfg: &RecrawlConfig, dir: &Path, name: &str, seeds: &[String]) -> Re
     if !status.success() {
         bail!("recrawl {name}: the crawl failed ({status})");
     }
-    Ok(())
+    pass_outcome(&stats, &failures).with_context(|| format!("reading what recrawl {name} did"))
+}
+
+/// A pass's page requests and budget stop (its `--stats-json`) and its 304s (its failure
+/// log's `not_modified` lines).
+fn pass_outcome(stats: &Path, failures: &Path) -> Result<PassOutcome> {
+    let text = std::fs::read(stats).with_context(|| format!("reading {}", stats.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&text).with_context(|| format!("{}", stats.display()))?;
+    let c = &v["crawl"];
+    let count = |k: &str| c[k].as_u64().unwrap_or(0);
+    let mut out = PassOutcome {
+        fetched: count("requests").saturating_sub(count("robots_fetches")),
+        not_modified: HashSet::new(),
+        stopped_by_budget: c["stopped_by"] == "max_pages",
+    };
+    if let Ok(log) = std::fs::read_to_string(failures) {
+        for line in log.lines() {
+            let Ok(l) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+            if l["event"] == "not_modified" {
+                if let Some(u) = l["url"].as_str() {
+                    out.not_modified.insert(u.to_string());
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// `ditto recrawl`.
@@ -205,17 +356,21 @@ pub fn run(cfg: RecrawlConfig) -> Result<()> {
             bail!("{flag} is set by the recrawl; leave it out of the crawl flags");
         }
     }
-    let (plan, old) = {
+    let (plan, old, validators) = {
         let old_store = crate::analysis::open_store_for_reading(&cfg.store)?;
-        (plan(&old_store, cfg.threshold, cfg.simhash_k)?, hashes(&old_store)?)
+        (plan(&old_store, cfg.threshold, cfg.simhash_k)?, hashes(&old_store)?, validators(&old_store)?)
     };
     let dir = cfg.new_store.with_extension("recrawl");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    run_pass(&cfg, &dir, "pass1", &plan.pass1)?;
+    let pass1 = run_pass(&cfg, &dir, "pass1", &plan.pass1, &validators)?;
     let new = {
         let new_store = crate::analysis::open_store_for_reading(&cfg.new_store)?;
         hashes(&new_store)?
     };
+    // Fetched: stored again, or answered 304 (unchanged); anything else of pass 1's was not
+    // reached when its budget ran out.
+    let reached = |u: &str| new.contains_key(u) || pass1.not_modified.contains(u);
+    let mut unfetched = plan.pass1.iter().filter(|u| !reached(u)).count();
     let mut pass2 = Vec::new();
     let mut skipped: Vec<(String, String)> = Vec::new();
     let mut changed_clusters = 0;
@@ -223,14 +378,34 @@ pub fn run(cfg: RecrawlConfig) -> Result<()> {
         if others.is_empty() {
             continue;
         }
-        if changed(rep, &old, &new) {
+        if pass1.stopped_by_budget && !reached(rep) {
+            // Neither changed nor unchanged: its members are not fetched either.
+            unfetched += others.len();
+        } else if !pass1.not_modified.contains(rep) && changed(rep, &old, &new) {
             changed_clusters += 1;
             pass2.extend(others.iter().cloned());
         } else {
             skipped.extend(others.iter().map(|o| (o.clone(), rep.clone())));
         }
     }
-    run_pass(&cfg, &dir, "pass2", &pass2)?;
+    let pass2_out = if pass1.stopped_by_budget {
+        // The budget is spent: the members of changed clusters are not fetched.
+        unfetched += pass2.len();
+        pass2.clear();
+        PassOutcome::default()
+    } else {
+        run_pass(&cfg, &dir, "pass2", &pass2, &validators)?
+    };
+    if pass2_out.stopped_by_budget {
+        let stored = {
+            let new_store = crate::analysis::open_store_for_reading(&cfg.new_store)?;
+            hashes(&new_store)?
+        };
+        unfetched +=
+            pass2.iter().filter(|u| !stored.contains_key(*u) && !pass2_out.not_modified.contains(*u)).count();
+    }
+    // A budget that ran out exactly at the last planned URL left nothing unfetched.
+    let stopped_by_budget = (pass1.stopped_by_budget || pass2_out.stopped_by_budget) && unfetched > 0;
     let urls = plan.urls.len();
     let summary = RecrawlSummary {
         urls,
@@ -238,6 +413,11 @@ pub fn run(cfg: RecrawlConfig) -> Result<()> {
         changed_clusters,
         pass1_fetches: plan.pass1.len(),
         pass2_fetches: pass2.len(),
+        fetched: pass1.fetched + pass2_out.fetched,
+        not_modified: pass1.not_modified.len() + pass2_out.not_modified.len(),
+        conditional: plan.pass1.iter().chain(&pass2).filter(|u| validators.contains_key(*u)).count(),
+        unfetched,
+        stopped_by_budget,
         skipped: skipped.len(),
         saved_percent: if urls > 0 { 100.0 * skipped.len() as f64 / urls as f64 } else { 0.0 },
     };
@@ -251,14 +431,17 @@ pub fn run(cfg: RecrawlConfig) -> Result<()> {
         f.flush()?;
     }
     println!(
-        "recrawl: {} of {} URLs fetched ({} representatives and singletons, {} members of {} \
-         changed clusters); {} skipped: {:.1} % of fetches saved (Shivakumar & Garcia-Molina \
-         1998: 22–33 %)",
-        summary.pass1_fetches + summary.pass2_fetches,
+        "recrawl: {} of {} URLs fetched ({} planned: {} representatives and singletons, {} members \
+         of {} changed clusters; {} answered 304 unchanged of {} sent conditionally); {} skipped: \
+         {:.1} % of fetches saved (Shivakumar & Garcia-Molina 1998: 22–33 %)",
+        summary.fetched,
         urls,
+        summary.pass1_fetches + summary.pass2_fetches,
         summary.pass1_fetches,
         summary.pass2_fetches,
         summary.changed_clusters,
+        summary.not_modified,
+        summary.conditional,
         summary.skipped,
         summary.saved_percent
     );
@@ -266,6 +449,13 @@ pub fn run(cfg: RecrawlConfig) -> Result<()> {
     crate::analysis::novel::report_changes(&cfg.store, &cfg.new_store, &dir.join("novel.jsonl"))?;
     if let Some(path) = &cfg.stats_json {
         super::write_json_file(path, &summary)?;
+    }
+    if summary.stopped_by_budget {
+        bail!(
+            "recrawl incomplete: its page budget (--max-pages) ran out with {} planned URLs not \
+             fetched (counted neither changed nor unchanged); raise --max-pages and run it again",
+            summary.unfetched
+        );
     }
     Ok(())
 }

@@ -314,7 +314,12 @@ pub fn run_partition(
 fn link_policy(s: &CrawlSettings, router: Option<&Arc<PartitionRouter>>) -> Result<LinkPolicy> {
     let mut seed_urls = Vec::new();
     for seed in &s.seeds {
-        seed_urls.push(canonical_url(seed).with_context(|| format!("seed {seed:?}"))?);
+        let mut url = canonical_url(seed).with_context(|| format!("seed {seed:?}"))?;
+        if crawler::urls::strip_credentials(&mut url) {
+            // The link policy removes them too (and counts them): they are never sent.
+            tracing::warn!(seed = %url, "the seed's credentials (user:password@) are removed: a crawl never sends them");
+        }
+        seed_urls.push(url);
     }
     let mut scope = ScopeRules::new(s.scope).with_seeds(seed_urls.iter());
     let parse_patterns = |v: &[String]| -> Result<Vec<HostPattern>> {

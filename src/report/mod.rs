@@ -22,6 +22,29 @@ pub use rows::{EvidenceRow, ReportRow, SourceRef, ThresholdInfo};
 /// Resolves a label-set source id to its title and URL.
 pub trait SourceNames {
     fn name(&self, id: u32) -> Option<(String, String)>;
+
+    /// The passage of source `id` that the page passage `passage` was copied from, when the
+    /// sources' text is at hand (`ditto report --source-pages`; a label set keeps none).
+    fn source_passage(&self, _id: u32, _passage: &str) -> Option<String> {
+        None
+    }
+}
+
+/// Source names with the sources' text read from the pages a label set was built from.
+pub struct WithSourcePages {
+    pub names: Box<dyn SourceNames>,
+    pub texts: crate::source::labeled::SourceTexts,
+}
+
+impl SourceNames for WithSourcePages {
+    fn name(&self, id: u32) -> Option<(String, String)> {
+        self.names.name(id)
+    }
+    fn source_passage(&self, id: u32, passage: &str) -> Option<String> {
+        let (_, url) = self.names.name(id)?;
+        let blocks = self.texts.blocks(&url).ok()?;
+        crate::source::labeled::source_passage(passage, &blocks)
+    }
 }
 
 /// No label set at hand: sources are shown by id.
@@ -230,6 +253,8 @@ fn neighborhoods(
             near_duplicate_of: None,
             words: None,
             covered_words: None,
+            noindex: false,
+            canonical: None,
         });
     }
     Ok((th, rows))
@@ -263,8 +288,7 @@ fn collect_evidence(p: &PageRecord, names: &dyn SourceNames, max: usize, out: &m
     // One passage per page first, so the evidence spans pages.
     if let Some(e) = p.evidence.first() {
         if out.len() < max {
-            let (title, url) = names.name(e.source).unzip();
-            out.push(EvidenceRow::of(p, e, title, url));
+            out.push(EvidenceRow::of(p, e, names));
         }
     }
 }
@@ -324,17 +348,11 @@ fn pages(
     let rows = flagged
         .into_iter()
         .map(|p| {
+            let directives = page_directives(stores, &p.url)?;
             let per_source = p.sources.iter().map(|s| (s.source, s.chunks as u64)).collect();
-            let evidence = p
-                .evidence
-                .iter()
-                .take(cfg.evidence)
-                .map(|e| {
-                    let (title, url) = names.name(e.source).unzip();
-                    EvidenceRow::of(&p, e, title, url)
-                })
-                .collect();
-            ReportRow {
+            let evidence =
+                p.evidence.iter().take(cfg.evidence).map(|e| EvidenceRow::of(&p, e, names)).collect();
+            Ok(ReportRow {
                 level: "page",
                 neighborhood: p.url.clone(),
                 badness: p.contains,
@@ -348,10 +366,23 @@ fn pages(
                 near_duplicate_of: p.near_duplicate_of.clone(),
                 words: p.passages.as_ref().map(|s| s.words),
                 covered_words: p.passages.as_ref().map(|s| s.covered_words),
-            }
+                noindex: directives.noindex,
+                canonical: directives.canonical,
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     Ok((th, rows))
+}
+
+/// What the page at `url` told the crawl of itself (`noindex`, a canonical URL elsewhere),
+/// from the first store that recorded any.
+fn page_directives(stores: &[&Store], url: &str) -> Result<store::PageDirectives> {
+    for s in stores {
+        if let Some(d) = s.page_directives(url)? {
+            return Ok(d);
+        }
+    }
+    Ok(store::PageDirectives::default())
 }
 
 /// After `N above …`: how many are listed when review labels or `--limit` left some out

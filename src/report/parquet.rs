@@ -10,7 +10,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use arrow_array::builder::{BooleanBuilder, StringBuilder};
 use arrow_array::{
-    ArrayRef, Float64Array, ListArray, RecordBatch, StringArray, StructArray, UInt32Array, UInt64Array,
+    ArrayRef, BooleanArray, Float64Array, ListArray, RecordBatch, StringArray, StructArray, UInt32Array,
+    UInt64Array,
 };
 use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
@@ -65,6 +66,8 @@ pub fn report_schema() -> SchemaRef {
         Field::new("near_duplicate_of", DataType::Utf8, true),
         Field::new("words", DataType::UInt32, true),
         Field::new("covered_words", DataType::UInt32, true),
+        Field::new("noindex", DataType::Boolean, true),
+        Field::new("canonical", DataType::Utf8, true),
     ]))
 }
 
@@ -134,6 +137,8 @@ pub fn report_batch(rows: &[ReportRow]) -> Result<RecordBatch> {
         opt_strings(rows.iter().map(|r| r.near_duplicate_of.as_deref())),
         Arc::new(UInt32Array::from(rows.iter().map(|r| r.words).collect::<Vec<_>>())),
         Arc::new(UInt32Array::from(rows.iter().map(|r| r.covered_words).collect::<Vec<_>>())),
+        Arc::new(rows.iter().map(|r| r.noindex.then_some(true)).collect::<BooleanArray>()),
+        opt_strings(rows.iter().map(|r| r.canonical.as_deref())),
     ];
     Ok(RecordBatch::try_new(report_schema(), columns)?)
 }
@@ -268,13 +273,25 @@ mod tests {
                 source_title: Some("t".into()),
                 source_url: None,
                 match_kind: "exact",
+                source_passage: None,
+                differs: None,
             }],
             near_duplicate_of: None,
             words: None,
             covered_words: None,
+            noindex: false,
+            canonical: None,
         };
-        let b = report_batch(&[row("http://a/", 2), row("http://b/", 0)]).unwrap();
+        let mut syndicated = row("http://b/", 0);
+        syndicated.noindex = true;
+        syndicated.canonical = Some("http://original/".into());
+        let b = report_batch(&[row("http://a/", 2), syndicated]).unwrap();
         assert_eq!(b.num_rows(), 2);
+        let noindex = b.column(13).as_any().downcast_ref::<BooleanArray>().unwrap();
+        assert!(noindex.is_null(0) && noindex.value(1));
+        let canonical = b.column(14).as_any().downcast_ref::<StringArray>().unwrap();
+        assert!(canonical.is_null(0));
+        assert_eq!(canonical.value(1), "http://original/");
         let sources = b.column(8).as_any().downcast_ref::<ListArray>().unwrap();
         assert_eq!(sources.value_length(0), 2);
         assert_eq!(sources.value_length(1), 0);

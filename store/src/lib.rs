@@ -70,6 +70,19 @@ const TEXT: &[u8] = b"t/";
 // Not `s/`: that is the frontier's seen set (store/src/frontier.rs).
 const SHINGLES: &[u8] = b"w/";
 const LIVE_ORIGINS: &[u8] = b"o/";
+/// Page directives a crawl was told (issue 38): `d/` + URL → JSON [`PageDirectives`].
+const DIRECTIVES: &[u8] = b"d/";
+
+/// What a crawled page said of itself, kept per URL for reports: `noindex` (meta robots or
+/// `X-Robots-Tag`), and the canonical URL it names when that is another URL (syndication
+/// names its original so). Written by the crawler only for pages that say either.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageDirectives {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub noindex: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical: Option<String>,
+}
 
 /// What went wrong, by kind.
 #[derive(Debug, thiserror::Error)]
@@ -526,6 +539,21 @@ impl Store {
 
     pub fn meta(&self, name: &str) -> Result<Option<String>> {
         Ok(self.tree.get(meta_key(name))?.map(|v| String::from_utf8_lossy(&v).into_owned()))
+    }
+
+    /// Record what the page at `url` said of itself ([`PageDirectives`]; the latest fetch's).
+    pub fn put_page_directives(&self, url: &str, d: &PageDirectives) -> Result<()> {
+        let v = serde_json::to_vec(d).map_err(|e| corrupt(url, e))?;
+        self.tree.insert([DIRECTIVES, url.as_bytes()].concat(), v)?;
+        Ok(())
+    }
+
+    /// What the page at `url` said of itself, if the crawl recorded anything.
+    pub fn page_directives(&self, url: &str) -> Result<Option<PageDirectives>> {
+        match self.tree.get([DIRECTIVES, url.as_bytes()].concat())? {
+            None => Ok(None),
+            Some(v) => serde_json::from_slice(&v).map(Some).map_err(|e| corrupt(url, e)),
+        }
     }
 
     /// True when some capture of this URL (any digest) is stored.

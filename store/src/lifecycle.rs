@@ -1049,8 +1049,8 @@ impl CheckReport {
 }
 
 /// Key prefixes of the ditto tree that [`Store::check`] knows.
-const KNOWN_PREFIXES: [&[u8]; 13] =
-    [b"m/", b"p/", b"n/", b"t/", b"w/", b"o/", b"l/", b"x/", b"q/", b"i/", b"s/", b"hc/", b"rf/"];
+const KNOWN_PREFIXES: [&[u8]; 14] =
+    [b"m/", b"p/", b"n/", b"t/", b"w/", b"o/", b"l/", b"x/", b"q/", b"i/", b"s/", b"hc/", b"rf/", b"d/"];
 
 impl Store {
     /// Verify the store completely: every sled tree is walked, every record decoded (pages,

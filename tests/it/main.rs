@@ -9,6 +9,7 @@
 mod common;
 
 mod architecture;
+mod crawl_honest;
 mod crawl_warc_rescan;
 mod digest_skip;
 mod discover_counting;

@@ -52,6 +52,20 @@ pub enum CrawlEvent {
     /// A 2xx body refused after the headers, not read (its type, or its Content-Length over
     /// the cap; counted as `skipped_not_text` or `skipped_too_large` too).
     BodyRefusedAfterHeaders,
+    /// A link, seed or redirect target carried credentials (`user:secret@`): removed, never
+    /// sent.
+    CredentialsStripped,
+    /// A page said `nofollow` (meta robots or `X-Robots-Tag`): its links are not followed
+    /// (counted as `links_rejected.nofollow`).
+    PageNofollow,
+    /// A page said `noindex`: still read and judged, and recorded as such.
+    PageNoindex,
+    /// A page named a canonical URL other than its own (`<link rel="canonical">`).
+    PageCanonicalElsewhere,
+    /// A `<meta http-equiv="refresh">` target queued as a redirect.
+    MetaRefreshFollowed,
+    /// A 304 to a conditional request: unchanged since the stored capture, no body.
+    NotModified,
     /// A URL that failed on every one of its tries (429, 5xx, timeouts, refused
     /// connections), finished as failed.
     RetriesExhausted,
@@ -87,6 +101,12 @@ impl CrawlEvent {
             Self::SkippedTooLarge => "skipped_too_large",
             Self::SkippedNotText => "skipped_not_text",
             Self::BodyRefusedAfterHeaders => "body_refused_after_headers",
+            Self::CredentialsStripped => "credentials_stripped",
+            Self::PageNofollow => "page_nofollow",
+            Self::PageNoindex => "page_noindex",
+            Self::PageCanonicalElsewhere => "page_canonical_elsewhere",
+            Self::MetaRefreshFollowed => "meta_refresh_followed",
+            Self::NotModified => "not_modified",
             Self::RetriesExhausted => "retries_exhausted",
             Self::HostRetired(r) => return Cow::Owned(format!("host_retired_{}", r.as_str())),
             Self::RetiredUrl(r) => return Cow::Owned(format!("retired_url_{}", r.as_str())),
@@ -224,6 +244,12 @@ mod tests {
             (CrawlEvent::SkippedTooLarge, "skipped_too_large"),
             (CrawlEvent::SkippedNotText, "skipped_not_text"),
             (CrawlEvent::BodyRefusedAfterHeaders, "body_refused_after_headers"),
+            (CrawlEvent::CredentialsStripped, "credentials_stripped"),
+            (CrawlEvent::PageNofollow, "page_nofollow"),
+            (CrawlEvent::PageNoindex, "page_noindex"),
+            (CrawlEvent::PageCanonicalElsewhere, "page_canonical_elsewhere"),
+            (CrawlEvent::MetaRefreshFollowed, "meta_refresh_followed"),
+            (CrawlEvent::NotModified, "not_modified"),
             (CrawlEvent::RetriesExhausted, "retries_exhausted"),
             (CrawlEvent::HostRetired(RetireReason::Connect), "host_retired_connect"),
             (CrawlEvent::HostRetired(RetireReason::Dns), "host_retired_dns"),

@@ -24,6 +24,8 @@ pub(super) struct Done {
 
 pub(super) enum DoneKind {
     Robots {
+        /// The origin whose robots.txt this is (`scheme://host:port`).
+        origin: String,
         state: RobotsState,
         outcome: Outcome,
         crawl_delay_token: Option<f64>,
@@ -59,6 +61,7 @@ pub(super) fn unix_now() -> i64 {
 pub(super) async fn fetch_robots(
     f: &Fetcher,
     url: &str,
+    origin: String,
     token: &str,
     rec: Option<&dyn FetchRecorder>,
 ) -> DoneKind {
@@ -87,7 +90,14 @@ pub(super) async fn fetch_robots(
                     reason: format!("HTTP status {}", resp.status),
                     retire: (resp.status != 429).then_some(RetireReason::RobotsUnreachable),
                 });
-                return DoneKind::Robots { state, outcome, crawl_delay_token, refused: false, failure };
+                return DoneKind::Robots {
+                    origin,
+                    state,
+                    outcome,
+                    crawl_delay_token,
+                    refused: false,
+                    failure,
+                };
             }
             Err(e) => {
                 tracing::info!(url = %url, error = e.kind.as_str(), detail = %e.detail, "robots.txt fetch failed: the host waits");
@@ -98,6 +108,7 @@ pub(super) async fn fetch_robots(
                     some => some,
                 };
                 return DoneKind::Robots {
+                    origin,
                     state: RobotsState::unreachable(),
                     outcome: Outcome::Failed,
                     crawl_delay_token: None,
@@ -109,6 +120,7 @@ pub(super) async fn fetch_robots(
     }
     // Redirect limit reached: RFC 9309 §2.3.1.2 says treat as unavailable (allow all).
     DoneKind::Robots {
+        origin,
         state: RobotsState::AllowAll,
         outcome: Outcome::Ok { elapsed: Duration::ZERO },
         crawl_delay_token: None,

@@ -2,15 +2,16 @@
 //! frontier (URL finished, requeued, or redirected), the WARC recorder and the page sink.
 
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use detector::{Page, PageOrigin};
 use store::FrontierEntry;
+use url::Url;
 
 use super::fetched::{outcome_of, Done, DoneKind, RobotsFailure};
-use super::schedule::{host_state, RobotsSlot, Scheduler};
+use super::schedule::{host_state, Scheduler};
 use super::{CrawlEvent, CrawledPage};
+use crate::directives::directives;
 use crate::error::CrawlError;
 use crate::fetch::{FetchError, FetchErrorKind, FetchResponse};
 use crate::headers_first::BodyRefused;
@@ -33,8 +34,8 @@ impl Scheduler {
                 }
                 self.finish_refused_robots(done.host, now)
             }
-            DoneKind::Robots { state, outcome, crawl_delay_token, refused: false, failure } => {
-                self.finish_robots(done.host, state, outcome, crawl_delay_token, failure, now)
+            DoneKind::Robots { origin, state, outcome, crawl_delay_token, refused: false, failure } => {
+                self.finish_robots(done.host, origin, state, outcome, crawl_delay_token, failure, now)
             }
             DoneKind::Page { entry, result: Err(e), .. } => {
                 self.finish_failed_fetch(&done.host, entry, &e, now)?
@@ -52,15 +53,17 @@ impl Scheduler {
         // No request left the crawler: no politeness wait, no retry.
         st.in_flight = st.in_flight.saturating_sub(1);
         self.counters.event(CrawlEvent::RobotsRefusedAddress);
-        self.robots.insert(host, RobotsSlot::Refused);
+        self.robots.refuse(&host);
     }
 
     /// robots.txt fetched (or found unavailable): its Crawl-delay, backoff, and how long
     /// its rules hold. Unavailable, it counts towards retiring the host
     /// ([`Scheduler::robots_unavailable`]).
+    #[allow(clippy::too_many_arguments)] // a robots.txt answer, field by field
     fn finish_robots(
         &mut self,
         host: String,
+        origin: String,
         state: RobotsState,
         outcome: Outcome,
         crawl_delay_token: Option<f64>,
@@ -86,7 +89,7 @@ impl Scheduler {
                 self.cfg.robots_ttl
             }
         };
-        self.robots.insert(host, RobotsSlot::Ready(Arc::new(state), now + ttl));
+        self.robots.ready(&host, origin, state, now + ttl);
     }
 
     /// No response: back off; a timeout or refused connection gets one more try later.
@@ -151,11 +154,20 @@ impl Scheduler {
             429 | 500..=599 => {
                 self.retry_or_give_up(entry, tries, &format!("HTTP status {}", resp.status))?
             }
+            // A conditional request's "unchanged" (a recrawl's): no body, nothing to hand on.
+            304 => {
+                self.counters.event(CrawlEvent::NotModified);
+                if let Some(log) = &self.cfg.failure_log {
+                    log.write(&entry.url, CrawlEvent::NotModified, "not modified since the stored capture");
+                }
+                self.store.frontier_finish(&entry.url, &[])?;
+            }
             300..=399 => self.follow_redirect(&entry, &resp)?,
             200..=299 if resp.refused.is_some() => self.finish_refused_body(&entry, &resp)?,
             // A body cut at the cap is kept when it reads as a page (issue 37: HTML over the
             // cap is scanned up to the cap, its WARC record marked `WARC-Truncated: length`).
             200..=299 if (self.cfg.accept_content)(resp.header("content-type"), &resp.body) => {
+                self.obey_directives(&entry, &resp)?;
                 self.hand_on(entry, resp, fetch_time, warc)
             }
             200..=299 => {
@@ -256,6 +268,57 @@ impl Scheduler {
         });
         let next = self.links.route(next.into_iter().collect());
         self.store.frontier_finish(&entry.url, &next)?;
+        Ok(())
+    }
+
+    /// What the page asks of crawlers ([`crate::directives`]): `nofollow` marks it for the
+    /// link policy (its links are refused when the caller admits them), a meta refresh's
+    /// target is queued as a redirect (within `max_redirects`), `noindex` and a canonical
+    /// URL elsewhere are counted.
+    fn obey_directives(&mut self, entry: &FrontierEntry, resp: &FetchResponse) -> Result<(), CrawlError> {
+        let html = detector::clean::sniff_kind(resp.header("content-type"), &resp.body)
+            == Some(detector::clean::DocKind::Html);
+        let x_robots = resp
+            .headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case("x-robots-tag"))
+            .map(|(_, v)| v.as_str());
+        let d = directives(x_robots, html.then_some(resp.body.as_slice()), &self.token);
+        if d.is_empty() {
+            return Ok(());
+        }
+        if d.nofollow {
+            self.counters.event(CrawlEvent::PageNofollow);
+            self.links.mark_nofollow(&entry.url);
+        }
+        if d.noindex {
+            self.counters.event(CrawlEvent::PageNoindex);
+        }
+        let base = Url::parse(&entry.url).ok();
+        let canonical = d.canonical.as_ref().and_then(|c| crate::urls::resolve(base.as_ref()?, c).ok());
+        let canonical = canonical.map(String::from).filter(|c| *c != entry.url);
+        if canonical.is_some() {
+            self.counters.event(CrawlEvent::PageCanonicalElsewhere);
+        }
+        if d.noindex || canonical.is_some() {
+            // Kept per URL for reports (the page's own batch comes later, downstream).
+            let kept = store::PageDirectives { noindex: d.noindex, canonical };
+            self.store.put_page_directives(&entry.url, &kept)?;
+        }
+        if let Some(target) = &d.refresh {
+            if entry.hops >= self.cfg.max_redirects {
+                self.counters.event(CrawlEvent::RedirectLimit);
+            } else if let Some(mut e) =
+                self.links.admit(Some(&entry.url), target, entry.depth, entry.priority)
+            {
+                if e.url != entry.url {
+                    e.hops = entry.hops + 1;
+                    self.counters.event(CrawlEvent::MetaRefreshFollowed);
+                    let next = self.links.route(vec![e]);
+                    self.store.frontier_add(&next)?;
+                }
+            }
+        }
         Ok(())
     }
 

@@ -1,7 +1,8 @@
 //! Which links enter the frontier: canonical, in scope, not a trap, not too deep, and (in a
 //! partitioned crawl) owned by this partition.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 use store::FrontierEntry;
@@ -10,13 +11,26 @@ use crate::partition::PartitionRouter;
 use url::Url;
 
 use crate::urls::{
-    canonical_url, registrable_domain, resolve, surt_host_key, OutOfScope, ScopeRules, TrapGuard, UrlError,
+    canonical_url, registrable_domain, resolve, strip_credentials, surt_host_key, OutOfScope, ScopeRules,
+    TrapGuard, UrlError,
 };
 
 /// Links taken from one page by default (`ditto crawl --max-links-per-page`). Pages with
 /// more are rare (sitemaps-as-HTML, directory listings) or hostile (issue 26: one page of
 /// 100,000 links).
 pub const DEFAULT_MAX_LINKS_PER_PAGE: usize = 10_000;
+
+/// Pages marked `nofollow` kept until their links are admitted: the crawler marks a page
+/// when it hands it on, and the caller admits its links a moment later (the pipeline
+/// between them is bounded far below this); the oldest marks go first.
+const NOFOLLOW_KEPT: usize = 4096;
+
+/// Pages whose links are not to be followed (`nofollow`), oldest first.
+#[derive(Default)]
+struct NofollowPages {
+    urls: HashSet<String>,
+    order: VecDeque<String>,
+}
 
 /// Admits links into the frontier: canonicalization, scope, traps, depth. Shared by the
 /// crawler (redirect targets) and the caller (links found on pages).
@@ -28,6 +42,12 @@ pub struct LinkPolicy {
     /// as rejected (`page_link_cap`) and dropped, so one page cannot flood the frontier.
     pub max_links_per_page: usize,
     rejected: Mutex<BTreeMap<&'static str, u64>>,
+    /// Links, seeds and redirect targets admitted without the credentials they carried.
+    credentials_stripped: AtomicU64,
+    /// Pages that said `nofollow` (meta robots, `X-Robots-Tag`), marked by the crawler.
+    nofollow: Mutex<NofollowPages>,
+    /// How many pages `nofollow` holds: a crawl without any reads no lock per link.
+    nofollow_len: AtomicUsize,
     /// Partitioned crawls: links to hosts another partition owns go to it
     /// (`crate::partition`).
     pub partition: Option<Arc<PartitionRouter>>,
@@ -44,6 +64,9 @@ impl LinkPolicy {
             max_depth,
             max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
             rejected: Mutex::new(BTreeMap::new()),
+            credentials_stripped: AtomicU64::new(0),
+            nofollow: Mutex::new(NofollowPages::default()),
+            nofollow_len: AtomicUsize::new(0),
             partition: None,
             key_by_domain: false,
         }
@@ -83,6 +106,10 @@ impl LinkPolicy {
         depth: u32,
         priority: u32,
     ) -> Option<FrontierEntry> {
+        if base.is_some_and(|b| self.is_nofollow(b.as_str())) {
+            self.reject("nofollow");
+            return None;
+        }
         // No base: the link cannot be resolved, a bad URL as for `admit`.
         let url = base
             .ok_or(UrlError::Parse(url::ParseError::RelativeUrlWithoutBase))
@@ -91,16 +118,20 @@ impl LinkPolicy {
     }
 
     /// The entry for a canonical URL (or None, counted: not one, too deep, out of scope, a trap).
+    /// Credentials in it (`user:secret@`) are removed and counted: they are never sent.
     fn admit_canonical(
         &self,
         url: Result<Url, UrlError>,
         depth: u32,
         priority: u32,
     ) -> Option<FrontierEntry> {
-        let Ok(parsed) = url else {
+        let Ok(mut parsed) = url else {
             self.reject("bad_url");
             return None;
         };
+        if strip_credentials(&mut parsed) {
+            self.credentials_stripped.fetch_add(1, Relaxed);
+        }
         if depth > self.max_depth {
             self.reject("max_depth");
             return None;
@@ -131,6 +162,14 @@ impl LinkPolicy {
         depth: u32,
         priority: u32,
     ) -> Vec<FrontierEntry> {
+        if self.is_nofollow(base) {
+            let n = hrefs.into_iter().count() as u64;
+            if n > 0 {
+                *self.rejected.lock().unwrap_or_else(|e| e.into_inner()).entry("nofollow").or_default() += n;
+            }
+            self.forget_nofollow(base);
+            return Vec::new();
+        }
         let mut out = Vec::new();
         let mut dropped = 0u64;
         let base = Url::parse(base).ok();
@@ -145,6 +184,34 @@ impl LinkPolicy {
         out
     }
 
+    /// The page at `page_url` said `nofollow`: its links (admitted by the caller later,
+    /// with this URL as their base) are refused and counted as `nofollow`.
+    pub fn mark_nofollow(&self, page_url: &str) {
+        let mut n = self.nofollow.lock().unwrap_or_else(|e| e.into_inner());
+        if n.urls.insert(page_url.to_string()) {
+            n.order.push_back(page_url.to_string());
+        }
+        while n.order.len() > NOFOLLOW_KEPT {
+            if let Some(old) = n.order.pop_front() {
+                n.urls.remove(&old);
+            }
+        }
+        self.nofollow_len.store(n.urls.len(), Relaxed);
+    }
+
+    fn is_nofollow(&self, page_url: &str) -> bool {
+        self.nofollow_len.load(Relaxed) > 0
+            && self.nofollow.lock().unwrap_or_else(|e| e.into_inner()).urls.contains(page_url)
+    }
+
+    fn forget_nofollow(&self, page_url: &str) {
+        let mut n = self.nofollow.lock().unwrap_or_else(|e| e.into_inner());
+        if n.urls.remove(page_url) {
+            n.order.retain(|u| u != page_url);
+        }
+        self.nofollow_len.store(n.urls.len(), Relaxed);
+    }
+
     /// Count `dropped` links of one page passed over at [`Self::max_links_per_page`].
     pub fn count_over_cap(&self, dropped: u64) {
         if dropped > 0 {
@@ -156,6 +223,12 @@ impl LinkPolicy {
 
     fn reject(&self, why: &'static str) {
         *self.rejected.lock().unwrap_or_else(|e| e.into_inner()).entry(why).or_default() += 1;
+    }
+
+    /// Links, seeds and redirect targets whose credentials were removed before admission
+    /// (the report's `credentials_stripped` event).
+    pub fn credentials_stripped(&self) -> u64 {
+        self.credentials_stripped.load(Relaxed)
     }
 
     /// Links refused, by reason.
@@ -217,5 +290,46 @@ mod tests {
         assert!(many.admit_page_links("http://[bad", &hrefs, 1, 7).is_empty());
         assert_eq!(many.rejected(), one.rejected());
         assert_eq!(many.rejected().get("bad_url"), Some(&(hrefs.len() as u64)));
+    }
+
+    /// Credentials in links, seeds and redirect targets are removed, and counted.
+    #[test]
+    fn credentials_are_stripped_and_counted() {
+        let p = policy();
+        let e = p.admit(Some("http://a.test/"), "http://user:secret@b.test/private", 1, 1).unwrap();
+        assert_eq!(e.url, "http://b.test/private");
+        let e = p.admit(None, "https://u@c.test:8443/x", 0, 1).unwrap();
+        assert_eq!(e.url, "https://c.test:8443/x");
+        let base = Url::parse("http://a.test/").unwrap();
+        let e = p.admit_on_page(Some(&base), "//:pw@d.test/", 1, 1).unwrap();
+        assert_eq!(e.url, "http://d.test/");
+        // A relative link on a page whose own URL had credentials inherits none.
+        let e = p.admit(Some("http://u:p@a.test/dir/"), "next", 1, 1).unwrap();
+        assert_eq!(e.url, "http://a.test/dir/next");
+        assert_eq!(p.admit(None, "http://a.test/clean", 0, 1).unwrap().url, "http://a.test/clean");
+        assert_eq!(p.credentials_stripped(), 4);
+        assert!(p.rejected().is_empty(), "{:?}", p.rejected());
+    }
+
+    /// A page marked `nofollow` gives no links, by either way of admitting them; others do.
+    #[test]
+    fn nofollow_pages_give_no_links() {
+        let p = policy();
+        let hrefs: Vec<String> = vec!["/a".into(), "/b".into(), "http://other.test/".into()];
+        p.mark_nofollow("http://a.test/nf");
+        assert_eq!(p.admit_page_links("http://a.test/ok", &hrefs, 1, 1).len(), 3);
+        let base = Url::parse("http://a.test/nf").unwrap();
+        assert!(p.admit_on_page(Some(&base), "/a", 1, 1).is_none());
+        assert!(p.admit_page_links("http://a.test/nf", &hrefs, 1, 1).is_empty());
+        assert_eq!(p.rejected().get("nofollow"), Some(&4));
+        // Forgotten once its links were admitted; the marks stay bounded.
+        assert_eq!(p.admit_page_links("http://a.test/nf", &hrefs, 1, 1).len(), 3);
+        for i in 0..NOFOLLOW_KEPT + 10 {
+            p.mark_nofollow(&format!("http://a.test/{i}"));
+        }
+        assert_eq!(p.nofollow_len.load(Relaxed), NOFOLLOW_KEPT);
+        assert!(p.admit_on_page(Some(&Url::parse("http://a.test/1").unwrap()), "/x", 1, 1).is_some());
+        let last = Url::parse(&format!("http://a.test/{}", NOFOLLOW_KEPT + 9)).unwrap();
+        assert!(p.admit_on_page(Some(&last), "/x", 1, 1).is_none());
     }
 }

@@ -10,6 +10,7 @@
 //! | `finish.rs` | a finished fetch back into host states, the frontier and the sink |
 //! | `links.rs` | [`LinkPolicy`]: which links enter the frontier |
 //! | `priority.rs` | [`HostRanker`]: which hosts are fetched from next, when the caller ranks them |
+//! | `robots_book.rs` | robots.txt per origin (RFC 9309 §2.3), grouped by host |
 //! | `hostq.rs` | [`hostq::HostQueue`]: the hosts with queued URLs, ranked, and which may start now, at a cost per change |
 //! | `retire.rs` | [`RetireConfig`]: hosts retired after repeated connection failures or an unreachable robots.txt, their URLs finished as failed |
 //! | `retiring.rs` | the scheduler's side of it: failures counted, retired hosts' URLs finished, retirements ended |
@@ -41,6 +42,8 @@ mod priority;
 mod retire;
 #[cfg(feature = "net")]
 mod retiring;
+#[cfg(feature = "net")]
+mod robots_book;
 #[cfg(feature = "net")]
 mod run;
 #[cfg(feature = "net")]

@@ -56,13 +56,20 @@ pub async fn crawl(
             links_rejected.insert("frontier_full", n);
         }
     }
+    let mut events = s.counters.events();
+    match s.links.credentials_stripped() {
+        0 => {}
+        n => {
+            events.insert(super::CrawlEvent::CredentialsStripped.name().into_owned(), n);
+        }
+    }
     Ok(CrawlReport {
         seconds: start.elapsed().as_secs_f64(),
         requests: s.counters.requests.load(Relaxed),
         pages: s.counters.pages_out.load(Relaxed),
         robots_fetches: s.counters.robots_fetches.load(Relaxed),
         requeued_from_last_run: requeued,
-        events: s.counters.events(),
+        events,
         links_rejected,
         stopped_by: stopped_by.as_str().to_string(),
     })

@@ -10,17 +10,17 @@ use std::time::{Duration, Instant};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use store::Store;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
-use url::Url;
 
 use super::fetched::{fetch_robots, unix_now, Done, DoneKind};
 use super::hostq::{FocusRule, HostQueue, HostStatus, PickRule, Picked};
 use super::retire::Retirements;
+use super::robots_book::{origin_of, robots_url, RobotsBook};
 use super::servers::{Resolved, Servers};
 use super::{CrawlConfig, CrawlCounters, CrawlEvent, CrawlIo, FetchRecorder, LinkPolicy, PageSink};
 use crate::error::CrawlError;
 use crate::fetch::{FetchErrorKind, Fetcher};
 use crate::politeness::HostState;
-use crate::robots::{product_token, RobotsState};
+use crate::robots::product_token;
 
 /// How often a partitioned crawl takes the links other partitions sent it.
 const POLL_EVERY: Duration = Duration::from_millis(200);
@@ -56,16 +56,6 @@ impl StopReason {
     }
 }
 
-/// What is known of a host's robots.txt.
-pub(super) enum RobotsSlot {
-    Fetching,
-    /// The rules, valid until the instant.
-    Ready(Arc<RobotsState>, Instant),
-    /// The SSRF guard refused the host's address (e.g. a link to a private IP, or a name
-    /// resolving to one): its URLs are finished without a request.
-    Refused,
-}
-
 /// What one pass over the queued hosts did.
 #[derive(Default)]
 struct Pass {
@@ -83,12 +73,13 @@ pub(super) struct Scheduler {
     pub(super) recorder: Option<Arc<dyn FetchRecorder>>,
     pub(super) counters: Arc<CrawlCounters>,
     stop: Arc<AtomicBool>,
-    /// The User-Agent's product token, matched against robots.txt groups.
-    token: String,
+    /// The User-Agent's product token, matched against robots.txt groups and page directives.
+    pub(super) token: String,
     /// The global request rate cap, if any.
     limiter: Option<DefaultDirectRateLimiter>,
     pub(super) hosts: HashMap<String, HostState>,
-    pub(super) robots: HashMap<String, RobotsSlot>,
+    /// robots.txt per origin, by host ([`RobotsBook`]).
+    pub(super) robots: RobotsBook,
     /// Pages fetched per host, this run and before (for `per_host_max_pages`).
     host_pages: HashMap<String, u64>,
     /// Tries so far of the URLs queued again after a failure that may pass (see
@@ -156,7 +147,7 @@ impl Scheduler {
             token,
             limiter,
             hosts: HashMap::new(),
-            robots: HashMap::new(),
+            robots: RobotsBook::default(),
             host_pages: HashMap::new(),
             retries: HashMap::new(),
             retired,
@@ -339,19 +330,18 @@ impl Scheduler {
         if let Some(status) = self.resolving_status(host) {
             return status;
         }
-        match self.robots.get(host) {
-            Some(RobotsSlot::Refused) => return HostStatus::Drain,
-            Some(RobotsSlot::Fetching) => return HostStatus::Busy,
-            _ => {}
+        if self.robots.is_refused(host) {
+            return HostStatus::Drain;
+        }
+        if self.robots.is_fetching(host) {
+            return HostStatus::Busy;
         }
         let st = self.hosts.get(host);
         if let Some(until) = st.and_then(|st| st.parked_until).filter(|p| *p > now) {
             return HostStatus::RestingUntil(until);
         }
-        if let Some(RobotsSlot::Ready(r, expires)) = self.robots.get(host) {
-            if *expires > now && matches!(**r, RobotsState::DisallowAll) {
-                return HostStatus::RestingUntil(*expires);
-            }
+        if let Some(until) = self.robots.unavailable_until(host, now) {
+            return HostStatus::RestingUntil(until);
         }
         match st {
             None => HostStatus::DueAt(now),
@@ -378,7 +368,7 @@ impl Scheduler {
                 continue; // queued again: it goes back on this list when it empties
             }
             let quiet = self.hosts.get(&host).is_none_or(|st| st.in_flight == 0 && st.due_at() <= now)
-                && !matches!(self.robots.get(&host), Some(RobotsSlot::Fetching));
+                && !self.robots.is_fetching(&host);
             if !quiet {
                 self.idle_hosts.push_back((now + EVICT_IDLE, host));
                 continue;
@@ -453,7 +443,8 @@ impl Scheduler {
         Ok(())
     }
 
-    /// Start what `host` may start now: fetch robots.txt first, or the host's next URL.
+    /// Start what `host` may start now: the host's next URL (fetching its origin's robots.txt
+    /// first where needed).
     async fn start_host(
         &mut self,
         host: &str,
@@ -472,13 +463,11 @@ impl Scheduler {
             pass.started_any = true;
             return Ok(());
         }
-        // robots.txt first, once per host (and again after it expires).
-        let robots = match self.robots.get(host) {
-            Some(RobotsSlot::Ready(r, expires)) if *expires > now => r.clone(),
-            Some(RobotsSlot::Fetching | RobotsSlot::Refused) => return Ok(()),
-            _ => return self.start_robots_fetch(host, now, pass).await,
-        };
-        self.start_page_fetch(host, &robots, pass, slot).await
+        // The host waits while one of its robots.txt files is fetched.
+        if self.robots.is_fetching(host) || self.robots.is_refused(host) {
+            return Ok(());
+        }
+        self.start_page_fetch(host, now, pass, slot).await
     }
 
     /// The host starts a request now: its politeness state and the count of active hosts.
@@ -491,20 +480,18 @@ impl Scheduler {
         self.server_started(host, now);
     }
 
-    /// Fetch the host's robots.txt (at the scheme and authority of its next URL).
+    /// Fetch the robots.txt of `entry_url`'s origin (RFC 9309 §2.3: scheme, host, port).
     async fn start_robots_fetch(
         &mut self,
         host: &str,
+        entry_url: &str,
         now: Instant,
         pass: &mut Pass,
     ) -> Result<(), CrawlError> {
-        // The queue head tells us scheme and authority for robots.txt.
-        let Some(entry_url) = self.store.frontier_pop_peek_url(host)? else {
-            self.set_best(host, None, now);
+        let (Some(robots_url), Some(origin)) = (robots_url(entry_url), origin_of(entry_url)) else {
             return Ok(());
         };
-        let Some(robots_url) = robots_url(&entry_url) else { return Ok(()) };
-        self.robots.insert(host.to_string(), RobotsSlot::Fetching);
+        self.robots.start_fetch(host);
         self.on_start(host, now);
         self.update_host(host, now);
         self.in_flight += 1;
@@ -522,22 +509,29 @@ impl Scheduler {
             self.recorder.clone(),
         );
         tokio::spawn(async move {
-            let kind = fetch_robots(&f, &robots_url, &tok, rec.as_deref()).await;
+            let kind = fetch_robots(&f, &robots_url, origin, &tok, rec.as_deref()).await;
             let _ = tx.send(Done { host: h, kind, finished: Instant::now() });
         });
         Ok(())
     }
 
     /// Fetch the host's next URL, unless robots.txt disallows it or the host's page budget
-    /// is spent (then the URL is finished unfetched).
+    /// is spent (then the URL is finished unfetched). A URL whose origin's robots.txt is
+    /// not known (or expired) goes back to its queue while that robots.txt is fetched.
     async fn start_page_fetch(
         &mut self,
         host: &str,
-        robots: &RobotsState,
+        now: Instant,
         pass: &mut Pass,
         slot: Picked,
     ) -> Result<(), CrawlError> {
         let Some(entry) = self.pop(host)? else { return Ok(()) };
+        let rules = origin_of(&entry.url).and_then(|o| self.robots.rules(host, &o, now));
+        let Some(robots) = rules else {
+            self.store.frontier_requeue(&entry)?;
+            self.set_best(host, Some(entry.priority), now);
+            return self.start_robots_fetch(host, &entry.url, now, pass).await;
+        };
         if !robots.is_allowed(&self.token, &entry.url) {
             self.counters.event(CrawlEvent::RobotsDisallowed);
             self.store.frontier_finish(&entry.url, &[])?;
@@ -703,15 +697,6 @@ fn rate_quota(rate: f64) -> Option<Quota> {
     let period = Duration::try_from_secs_f64(1.0 / rate).ok()?;
     let burst = NonZeroU32::new(rate.floor().clamp(1.0, u32::MAX as f64) as u32)?;
     Some(Quota::with_period(period.max(Duration::from_nanos(1)))?.allow_burst(burst))
-}
-
-/// `/robots.txt` at the scheme and authority of `page_url`.
-fn robots_url(page_url: &str) -> Option<String> {
-    let mut r = Url::parse(page_url).ok()?;
-    r.set_path("/robots.txt");
-    r.set_query(None);
-    r.set_fragment(None);
-    Some(r.to_string())
 }
 
 #[cfg(test)]

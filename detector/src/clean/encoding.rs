@@ -6,8 +6,11 @@
 //! 2. the `charset` parameter of the HTTP `Content-Type` header;
 //! 3. for HTML only, a `<meta charset>` / `<meta http-equiv=Content-Type content=...>` found
 //!    by the WHATWG prescan of the first 1024 bytes;
-//! 4. fallback: UTF-8 when the bytes are valid UTF-8, else windows-1252 (the web's de-facto
-//!    default for unlabeled Western pages; every byte sequence decodes under it).
+//! 4. fallback: UTF-8 when the bytes are valid UTF-8, else the guess of `chardetng` (Firefox's
+//!    detector for unlabeled legacy content: windows-1251, ISO-8859-7, Shift_JIS, GBK, Big5,
+//!    EUC-KR, windows-1252, …) over the first [`DETECT_BYTES`] bytes, helped by the top-level
+//!    domain of the page's URL as Firefox is. UTF-8 is never its guess here (the bytes are not
+//!    UTF-8), nor ISO-2022-JP (which browsers refuse to guess for pages that run scripts).
 //!
 //! Labels are resolved with `Encoding::for_label`, i.e. the WHATWG label table: for example
 //! `iso-8859-1` and `ascii` both mean windows-1252, so that is the name reported. Decoding
@@ -20,14 +23,19 @@ use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, UTF_8, WINDOWS_1252, X_USER_DEFI
 /// How many leading bytes the `<meta>` prescan looks at (WHATWG uses 1024).
 pub(crate) const PRESCAN_BYTES: usize = 1024;
 
+/// How many leading bytes of an undeclared, non-UTF-8 body the detector reads: enough text
+/// for a confident guess, a bounded cost for any body.
+pub const DETECT_BYTES: usize = 64 * 1024;
+
 /// Choose the encoding of `body` (see the module docs for the order; `html` enables the
-/// `<meta>` prescan) and decode it. Borrows when the bytes already are the text (valid
+/// `<meta>` prescan; `url`, the page's, gives the detector its top-level domain) and decode it. Borrows when the bytes already are the text (valid
 /// UTF-8, or pure ASCII in an ASCII-compatible encoding), so the common case copies nothing,
 /// and UTF-8 is validated only once.
 pub(crate) fn detect_and_decode<'a>(
     body: &'a [u8],
     content_type: Option<&str>,
     html: bool,
+    url: Option<&str>,
 ) -> (&'static Encoding, Cow<'a, str>) {
     let (encoding, bytes) = if let Some((enc, bom_len)) = Encoding::for_bom(body) {
         (enc, &body[bom_len..])
@@ -39,7 +47,15 @@ pub(crate) fn detect_and_decode<'a>(
         // Fallback: the validation that picks UTF-8 also yields the text.
         return match std::str::from_utf8(body) {
             Ok(s) => (UTF_8, Cow::Borrowed(s)),
-            Err(_) => (WINDOWS_1252, WINDOWS_1252.decode_without_bom_handling(body).0),
+            // Mostly UTF-8 with a few stray bytes (a Latin-1 byte pasted into a UTF-8 page)
+            // is UTF-8: legacy encodings almost never form valid multi-byte sequences.
+            Err(_) if mostly_utf8(&body[..body.len().min(DETECT_BYTES)]) => {
+                (UTF_8, String::from_utf8_lossy(body))
+            }
+            Err(_) => {
+                let enc = guess(body, url);
+                (enc, enc.decode_without_bom_handling(body).0)
+            }
         };
     };
     if encoding == UTF_8 {
@@ -48,6 +64,60 @@ pub(crate) fn detect_and_decode<'a>(
         }
     }
     (encoding, encoding.decode_without_bom_handling(bytes).0)
+}
+
+/// Whether `bytes` hold more valid non-ASCII UTF-8 characters than invalid sequences.
+fn mostly_utf8(bytes: &[u8]) -> bool {
+    let non_ascii =
+        |b: &[u8]| std::str::from_utf8(b).map_or(0, |s| s.chars().filter(|c| !c.is_ascii()).count());
+    let (mut valid, mut invalid) = (0usize, 0usize);
+    let mut rest = bytes;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                valid += s.chars().filter(|c| !c.is_ascii()).count();
+                break;
+            }
+            Err(e) => {
+                valid += non_ascii(&rest[..e.valid_up_to()]);
+                match e.error_len() {
+                    Some(n) => {
+                        invalid += 1;
+                        rest = &rest[e.valid_up_to() + n..];
+                    }
+                    // Cut mid-character at the end of the prefix: not an error.
+                    None => break,
+                }
+            }
+        }
+    }
+    valid > invalid
+}
+
+/// `chardetng`'s guess for a body that declares nothing and is not UTF-8.
+pub(crate) fn guess(body: &[u8], url: Option<&str>) -> &'static Encoding {
+    let mut d = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
+    let prefix = &body[..body.len().min(DETECT_BYTES)];
+    d.feed(prefix, prefix.len() == body.len());
+    let tld = url.and_then(tld_of);
+    d.guess(tld.as_deref(), chardetng::Utf8Detection::Deny)
+}
+
+/// The top-level domain of `url`'s host in the form `chardetng` takes (lower-case ASCII
+/// letters, digits, `-`; it panics on anything else), or None (an IP address, no host).
+fn tld_of(url: &str) -> Option<Vec<u8>> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    if host.starts_with('[') {
+        return None;
+    }
+    let host = host.split(':').next()?.trim_end_matches('.');
+    let tld = host.rsplit('.').next()?.to_ascii_lowercase();
+    let ok = !tld.is_empty()
+        && tld.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !tld.bytes().all(|b| b.is_ascii_digit());
+    ok.then(|| tld.into_bytes())
 }
 
 /// The encoding named by the `charset` parameter of a `Content-Type` value, if any and known.
@@ -276,6 +346,89 @@ mod tests {
         assert_eq!(prescan(b"<meta charset=klingon>"), None);
         assert_eq!(prescan(b"<meta charset=\"utf-8"), None);
         assert_eq!(prescan(b"<meta"), None);
+    }
+
+    /// Pages that declare no charset in legacy encodings (Cyrillic, Greek, Japanese,
+    /// Chinese, Korean): the detector reads them right where the old fallback
+    /// (windows-1252) garbled them.
+    #[test]
+    fn undeclared_legacy_encodings_are_detected() {
+        use encoding_rs::{BIG5, EUC_KR, GBK, ISO_8859_7, WINDOWS_1253};
+        let cases: [(&'static Encoding, &str, &str); 6] = [
+            (
+                WINDOWS_1251,
+                "http://news.example.ru/a",
+                "<html><head><title>Новости</title></head><body><p>Москва — столица России, крупнейший по                  численности населения город страны и её политический, экономический и культурный центр.                  Город расположен на реке Москве в центре Восточно-Европейской равнины.</p></body></html>",
+            ),
+            (
+                ISO_8859_7,
+                "http://www.example.gr/",
+                "<html><body><p>Η Αθήνα είναι η πρωτεύουσα και μεγαλύτερη πόλη της Ελλάδας. Είναι μία από                  τις αρχαιότερες πόλεις του κόσμου, με καταγεγραμμένη ιστορία που εκτείνεται σε πάνω από                  3.400 χρόνια.</p></body></html>",
+            ),
+            (
+                SHIFT_JIS,
+                "http://example.jp/",
+                "<html><body><p>東京都は日本の首都であり、世界有数の大都市である。人口は約千四百万人で、                 政治、経済、文化の中心地となっている。江戸時代には江戸と呼ばれていた。</p></body></html>",
+            ),
+            (
+                GBK,
+                "http://example.cn/",
+                "<html><body><p>北京是中华人民共和国的首都，是全国的政治中心、文化中心，是世界著名古都和                 现代化国际城市。北京有着三千多年的建城史和八百五十多年的建都史。</p></body></html>",
+            ),
+            (
+                BIG5,
+                "http://example.tw/",
+                "<html><body><p>臺北市是中華民國的首都，位於臺灣北部的臺北盆地，是臺灣的政治、經濟、                 文化與媒體中心。臺北市有許多著名的觀光景點與美食。</p></body></html>",
+            ),
+            (
+                EUC_KR,
+                "http://example.kr/",
+                "<html><body><p>서울특별시는 대한민국의 수도이자 최대 도시이다. 한반도 중앙부에 위치하며,                  한강이 도시를 가로질러 흐른다. 서울은 정치, 경제, 문화의 중심지이다.</p></body></html>",
+            ),
+        ];
+        for (enc, url, text) in cases {
+            let (bytes, _, unmappable) = enc.encode(text);
+            assert!(!unmappable, "{}", enc.name());
+            // Without the URL too: the text alone decides (Greek reads as windows-1253 or
+            // ISO-8859-7, which agree on these letters).
+            for u in [Some(url), None] {
+                let (got, decoded) = detect_and_decode(&bytes, Some("text/html"), true, u);
+                let same = got == enc || (enc == ISO_8859_7 && got == WINDOWS_1253);
+                assert!(same, "{} detected as {} (url {u:?})", enc.name(), got.name());
+                assert_eq!(decoded, text, "{}", enc.name());
+            }
+            // The old fallback garbled them.
+            assert_ne!(WINDOWS_1252.decode_without_bom_handling(&bytes).0, text);
+        }
+        // Declared or UTF-8: the detector is not asked.
+        let (bytes, _, _) = WINDOWS_1251.encode("<p>Москва</p>");
+        assert_eq!(
+            detect_and_decode(&bytes, Some("text/html; charset=koi8-r"), true, None).0.name(),
+            "KOI8-R"
+        );
+        assert_eq!(detect_and_decode("<p>Москва</p>".as_bytes(), None, true, None).0, UTF_8);
+        // Mostly UTF-8 with a stray Latin-1 byte: UTF-8, the byte replaced.
+        let mut mixed = "<p>Москва и Санкт-Петербург</p><p>caf".as_bytes().to_vec();
+        mixed.extend(b"\xE9</p>");
+        let (got, text) = detect_and_decode(&mixed, None, true, None);
+        assert_eq!((got, text.as_ref()), (UTF_8, "<p>Москва и Санкт-Петербург</p><p>caf\u{FFFD}</p>"));
+        assert!(!mostly_utf8(&WINDOWS_1251.encode("<p>Москва и Санкт-Петербург</p>").0));
+    }
+
+    #[test]
+    fn tlds_for_the_detector() {
+        assert_eq!(tld_of("http://News.Example.RU:8080/a?b").as_deref(), Some(&b"ru"[..]));
+        assert_eq!(tld_of("https://u:p@example.jp./").as_deref(), Some(&b"jp"[..]));
+        assert_eq!(tld_of("http://xn--p1ai/").as_deref(), Some(&b"xn--p1ai"[..]));
+        assert_eq!(tld_of("http://127.0.0.1/"), None);
+        assert_eq!(tld_of("http://[::1]/"), None);
+        assert_eq!(tld_of("http://bücher.de/"), Some(b"de".to_vec()));
+        assert_eq!(tld_of("http://ex.bü/"), None);
+        assert_eq!(tld_of("no url"), None);
+        // Any of these as a page URL never panics the detector.
+        for u in ["http://a.B_C/", "http://h/", "http:///", "http://a..b/"] {
+            let _ = guess(b"\xE9\xE8", Some(u));
+        }
     }
 
     #[test]

@@ -188,6 +188,12 @@ pub struct CrawlArgs {
     /// Write the crawl and detection statistics as JSON to this file.
     #[arg(long)]
     pub stats_json: Option<PathBuf>,
+    /// Conditional requests: a file of `URL<TAB>ETag<TAB>Last-Modified` lines (an empty field
+    /// for none). Those URLs are fetched with `If-None-Match` / `If-Modified-Since`; a 304
+    /// finishes one as `not_modified`, without a body. `ditto recrawl` writes it from the
+    /// earlier crawl's WARC records.
+    #[arg(long, value_name = "FILE")]
+    pub validators: Option<PathBuf>,
     /// Append one JSON line per failed or dropped URL to this file: `{"url", "event",
     /// "reason"}` (fetch errors, HTTP errors, bodies over the cap, non-text types, URLs of
     /// retired hosts, and every robots.txt fetch that failed, under its robots.txt URL).
@@ -414,6 +420,13 @@ impl CrawlArgs {
             fetch: FetchConfig {
                 max_body_bytes: self.max_body_bytes,
                 total_timeout: Duration::from_secs(self.timeout.max(1)),
+                validators: std::sync::Arc::new(match &self.validators {
+                    Some(path) => crawler::validators::Validators::parse_list(
+                        &std::fs::read_to_string(path)
+                            .map_err(|e| anyhow::anyhow!("--validators {}: {e}", path.display()))?,
+                    ),
+                    None => Default::default(),
+                }),
                 ..FetchConfig::default()
             },
             traps: TrapRules::default(),

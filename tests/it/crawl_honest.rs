@@ -1,0 +1,501 @@
+//! A crawler honest with what it is told (issue 38), on loopback servers that record every
+//! request's headers: credentials in links, seeds and redirects never sent; robots.txt per
+//! origin (two ports of one host); page directives (meta robots and `X-Robots-Tag`
+//! `nofollow`, `noindex`, meta refresh, `rel=canonical`).
+
+use crate::common;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+const UA: &str = "ditto-test/0.1 (+http://a.honest.test/contact)";
+
+/// One request as the server read it.
+#[derive(Clone, Debug)]
+struct Req {
+    /// The `Host` header without the port, lower-cased.
+    host: String,
+    path: String,
+    /// Every header, names lower-cased.
+    headers: Vec<(String, String)>,
+}
+
+/// status, headers, body.
+type Resp = (u16, Vec<(String, String)>, String);
+type Handler = Arc<dyn Fn(&Req) -> Resp + Send + Sync>;
+
+/// A loopback HTTP/1.1 server (one response per connection) that records each request.
+struct Server {
+    port: u16,
+    log: Arc<Mutex<Vec<Req>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Server {
+    fn start(handler: Handler) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let log: Arc<Mutex<Vec<Req>>> = Arc::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (log2, stop2) = (log.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop2.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((conn, _)) => {
+                        let (h, l) = (handler.clone(), log2.clone());
+                        std::thread::spawn(move || serve(conn, &*h, &l));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        Server { port, log, stop }
+    }
+
+    fn requests(&self) -> Vec<Req> {
+        self.log.lock().unwrap().clone()
+    }
+
+    fn paths(&self, host: &str) -> Vec<String> {
+        self.requests().into_iter().filter(|r| r.host == host).map(|r| r.path).collect()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn serve(mut conn: TcpStream, handler: &(dyn Fn(&Req) -> Resp + Send + Sync), log: &Mutex<Vec<Req>>) {
+    conn.set_nonblocking(false).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 65536 {
+        match conn.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+    }
+    let text = String::from_utf8_lossy(&head).to_string();
+    let mut lines = text.split("\r\n");
+    let path = lines.next().unwrap_or("").split(' ').nth(1).unwrap_or("").to_string();
+    let headers: Vec<(String, String)> = lines
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let host = headers.iter().find(|(k, _)| k == "host").map(|(_, v)| v.as_str()).unwrap_or("");
+    let host = host.rsplit_once(':').map_or(host, |(h, _)| h).to_ascii_lowercase();
+    let req = Req { host, path, headers };
+    log.lock().unwrap().push(req.clone());
+    let (status, extra, body) = handler(&req);
+    let mut out = format!("HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+    for (k, v) in extra {
+        out.push_str(&format!("{k}: {v}\r\n"));
+    }
+    out.push_str("\r\n");
+    out.push_str(&body);
+    let _ = conn.write_all(out.as_bytes());
+}
+
+fn html(body: &str) -> Resp {
+    (200, vec![("Content-Type".into(), "text/html; charset=utf-8".into())], body.to_string())
+}
+
+fn not_found() -> Resp {
+    (404, vec![("Content-Type".into(), "text/plain".into())], "no".into())
+}
+
+fn robots(rules: &str) -> Resp {
+    (200, vec![("Content-Type".into(), "text/plain".into())], rules.to_string())
+}
+
+/// `ditto crawl` of `seeds` with `resolve` mappings, bounded in time; returns the stats JSON
+/// and stderr.
+fn crawl(dir: &Path, labelset: &Path, seeds: &[String], resolve: &[String]) -> (serde_json::Value, String) {
+    crawl_with(dir, labelset, seeds, resolve, &["--scope", "any"])
+}
+
+/// [`crawl`] with more flags.
+fn crawl_with(
+    dir: &Path,
+    labelset: &Path,
+    seeds: &[String],
+    resolve: &[String],
+    extra: &[&str],
+) -> (serde_json::Value, String) {
+    let db = dir.join("crawl.db");
+    let stats = dir.join("stats.json");
+    let mut cmd = ditto();
+    cmd.args(["crawl", "--store", db.to_str().unwrap(), "--labelset", labelset.to_str().unwrap()])
+        .args(["--user-agent", UA, "--min-delay-ms", "5", "--timeout", "10", "--threads", "1"])
+        .args(["--progress", "none", "--max-pages", "50"])
+        .args(["--stats-json", stats.to_str().unwrap()]);
+    for s in seeds {
+        cmd.args(["--seed", s]);
+    }
+    for r in resolve {
+        cmd.args(["--resolve", r]);
+    }
+    cmd.args(extra);
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("ditto crawl still running after 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "ditto crawl failed: {stderr}");
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    (stats, stderr)
+}
+
+fn event(stats: &serde_json::Value, name: &str) -> u64 {
+    stats["crawl"]["events"][name].as_u64().unwrap_or(0)
+}
+
+/// Credentials found in a link, a seed and a redirect target are never sent: the server
+/// sees no `Authorization` header, yet the pages behind them are fetched (without them).
+#[test]
+fn credentials_in_links_seeds_and_redirects_are_never_sent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let server = Server::start(Arc::new(|r: &Req| match (r.host.as_str(), r.path.as_str()) {
+        (_, "/robots.txt") => not_found(),
+        ("a.honest.test", "/") => html(
+            "<html><body><p>Start page with two links.</p>\
+             <a href=\"http://user:secret@b.honest.test/private\">private</a>\
+             <a href=\"/redir\">redirect</a></body></html>",
+        ),
+        ("a.honest.test", "/redir") => {
+            (302, vec![("Location".into(), "http://joe:pw@b.honest.test/after".into())], String::new())
+        }
+        ("a.honest.test", "/seeded") => html("<p>A seed given with credentials.</p>"),
+        ("b.honest.test", "/private" | "/after") => html("<p>Behind a link with credentials.</p>"),
+        _ => not_found(),
+    }));
+    let p = server.port;
+    let (stats, stderr) = crawl(
+        tmp.path(),
+        &labelset,
+        &[format!("http://a.honest.test:{p}/"), format!("http://seed:pw@a.honest.test:{p}/seeded")],
+        &[format!("*.honest.test=127.0.0.1:{p}")],
+    );
+    let reqs = server.requests();
+    for r in &reqs {
+        assert!(
+            !r.headers.iter().any(|(k, _)| k == "authorization"),
+            "credentials sent to {} {}: {:?}",
+            r.host,
+            r.path,
+            r.headers
+        );
+    }
+    let b = server.paths("b.honest.test");
+    assert!(b.contains(&"/private".to_string()) && b.contains(&"/after".to_string()), "{b:?}");
+    assert!(server.paths("a.honest.test").contains(&"/seeded".to_string()), "{reqs:?}");
+    // The link, the redirect target and the seed.
+    assert_eq!(event(&stats, "credentials_stripped"), 3, "{stats}");
+    assert!(stderr.contains("credentials"), "the seed's credentials are warned of: {stderr}");
+    // What was stored carries no credentials either.
+    let store = store::Store::open(&tmp.path().join("crawl.db")).unwrap();
+    let urls: Vec<String> = store.pages().map(|p| p.unwrap().url).collect();
+    assert!(urls.iter().any(|u| u.ends_with("/private")), "{urls:?}");
+    assert!(urls.iter().all(|u| !u.contains('@')), "{urls:?}");
+}
+
+/// robots.txt is per origin (RFC 9309 §2.3): two ports of one host, each with its own rules,
+/// each obeyed for its own URLs only.
+#[test]
+fn robots_txt_applies_per_origin_on_two_ports_of_one_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let ports: Arc<Mutex<(u16, u16)>> = Arc::default();
+    let handler = |which: u8| -> Handler {
+        let ports = ports.clone();
+        Arc::new(move |r: &Req| {
+            let (p1, p2) = *ports.lock().unwrap();
+            match (which, r.path.as_str()) {
+                (1, "/robots.txt") => robots("User-agent: *\nDisallow: /private\n"),
+                (2, "/robots.txt") => robots("User-agent: *\nDisallow: /open\n"),
+                (1, "/") => html(&format!(
+                    "<p>Port one links to both ports.</p>\
+                     <a href=\"/private/x\">x</a><a href=\"/open/x\">x</a>\
+                     <a href=\"http://h.honest.test:{p2}/private/y\">y</a>\
+                     <a href=\"http://h.honest.test:{p2}/open/y\">y</a>\
+                     <a href=\"http://h.honest.test:{p1}/private/z\">z</a>"
+                )),
+                (_, "/private/x" | "/open/x" | "/private/y" | "/open/y" | "/private/z") => {
+                    html("<p>A page behind the rules.</p>")
+                }
+                _ => not_found(),
+            }
+        })
+    };
+    let one = Server::start(handler(1));
+    let two = Server::start(handler(2));
+    *ports.lock().unwrap() = (one.port, two.port);
+    let (stats, _) = crawl(
+        tmp.path(),
+        &labelset,
+        &[format!("http://h.honest.test:{}/", one.port)],
+        &[format!("h.honest.test=127.0.0.1:{}", one.port)],
+    );
+    let on = |s: &Server| -> Vec<String> { s.requests().into_iter().map(|r| r.path).collect() };
+    let (p1, p2) = (on(&one), on(&two));
+    assert_eq!(p1.iter().filter(|p| *p == "/robots.txt").count(), 1, "port one: {p1:?}");
+    assert_eq!(p2.iter().filter(|p| *p == "/robots.txt").count(), 1, "port two: {p2:?}");
+    assert!(p1.contains(&"/open/x".to_string()), "{p1:?}");
+    assert!(!p1.iter().any(|p| p.starts_with("/private")), "port one's rules broken: {p1:?}");
+    assert!(p2.contains(&"/private/y".to_string()), "port one's rules applied to port two: {p2:?}");
+    assert!(!p2.contains(&"/open/y".to_string()), "port two's rules broken: {p2:?}");
+    assert_eq!(event(&stats, "robots_disallowed"), 3, "{stats}");
+}
+
+/// Page directives: `nofollow` (meta and header) keeps links out, counted; a meta refresh
+/// is followed; `noindex` and a canonical URL elsewhere are counted.
+#[test]
+fn page_directives_are_honoured() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    // Two pages copy Wikipedia, so that the page report lists them.
+    let copied = article_paragraphs("Albedo", 100).into_iter().take(8).collect::<Vec<_>>().join("\n");
+    let server = Server::start(Arc::new(move |r: &Req| match r.path.as_str() {
+        "/robots.txt" => not_found(),
+        "/" => html(
+            "<p>Index.</p><a href=/meta-nf>a</a><a href=/header-nf>b</a><a href=/refresh>c</a>\
+             <a href=/canon>d</a><a href=/googlebot-nf>e</a>",
+        ),
+        "/meta-nf" => html(&format!(
+            "<html><head><meta name=\"robots\" content=\"noindex, nofollow\"></head>\
+             <body>{copied}<a href=/never-1>x</a></body></html>"
+        )),
+        "/header-nf" => {
+            let mut resp = html("<p>Do not follow either.</p><a href=/never-2>x</a>");
+            resp.1.push(("X-Robots-Tag".into(), "nofollow".into()));
+            resp
+        }
+        "/googlebot-nf" => html(
+            "<head><meta name=googlebot content=nofollow></head><p>Another bot's rule.</p>\
+             <a href=/followed>x</a>",
+        ),
+        "/refresh" => {
+            html("<head><meta http-equiv=refresh content=\"0; url=/refreshed\"></head><p>Moved.</p>")
+        }
+        "/canon" => html(&format!(
+            "<head><link rel=canonical href=\"http://orig.honest.test/story\"></head><body>{copied}</body>"
+        )),
+        "/refreshed" | "/followed" => html("<p>Reached.</p>"),
+        _ => not_found(),
+    }));
+    let p = server.port;
+    // The copied paragraphs link to Wikipedia: the seed's domain only, so that nothing
+    // but loopback is asked.
+    let (stats, _) = crawl_with(
+        tmp.path(),
+        &labelset,
+        &[format!("http://d.honest.test:{p}/")],
+        &[format!("d.honest.test=127.0.0.1:{p}")],
+        &["--scope", "domain"],
+    );
+    assert_eq!(stats["crawl"]["robots_fetches"], 1, "only d.honest.test was asked: {stats}");
+    let paths = server.paths("d.honest.test");
+    for never in ["/never-1", "/never-2"] {
+        assert!(!paths.contains(&never.to_string()), "{never} followed: {paths:?}");
+    }
+    for reached in ["/refreshed", "/followed"] {
+        assert!(paths.contains(&reached.to_string()), "{reached} not reached: {paths:?}");
+    }
+    let want: BTreeMap<&str, u64> = [
+        ("page_nofollow", 2),
+        ("page_noindex", 1),
+        ("meta_refresh_followed", 1),
+        ("page_canonical_elsewhere", 1),
+    ]
+    .into_iter()
+    .collect();
+    for (name, n) in want {
+        assert_eq!(event(&stats, name), n, "{name}: {stats}");
+    }
+    // The two pages' links (the copied paragraphs have some too), none admitted.
+    assert!(stats["crawl"]["links_rejected"]["nofollow"].as_u64() >= Some(2), "{stats}");
+    // The page report shows what each copying page said of itself.
+    let db = tmp.path().join("crawl.db");
+    let out = run_ok(&["report", "--store", db.to_str().unwrap(), "--level", "page", "--format", "jsonl"]);
+    let rows: Vec<serde_json::Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let row = |path: &str| {
+        let url = format!("http://d.honest.test:{p}{path}");
+        let found = rows.iter().find(|r| r["neighborhood"] == url.as_str()).cloned();
+        found.unwrap_or_else(|| panic!("{url} not in the report: {rows:#?}"))
+    };
+    let (canon, hidden) = (row("/canon"), row("/meta-nf"));
+    assert_eq!(canon["canonical"], "http://orig.honest.test/story", "{canon}");
+    assert!(canon.get("noindex").is_none(), "{canon}");
+    assert_eq!(hidden["noindex"], true, "{hidden}");
+    assert!(hidden.get("canonical").is_none(), "{hidden}");
+    // And so does the review page of each.
+    let canon_page = review_page(&db, &format!("http://d.honest.test:{p}/canon"));
+    assert!(canon_page.contains("<th>canonical</th>"), "{canon_page}");
+    assert!(canon_page.contains("http://orig.honest.test/story"), "{canon_page}");
+    assert!(!canon_page.contains("<th>noindex</th>"), "{canon_page}");
+    let hidden_page = review_page(&db, &format!("http://d.honest.test:{p}/meta-nf"));
+    assert!(hidden_page.contains("<th>noindex</th>"), "{hidden_page}");
+    assert!(!hidden_page.contains("<th>canonical</th>"), "{hidden_page}");
+}
+
+/// The review page of `url` in the store `db` (`ditto review` on loopback, stopped after).
+fn review_page(db: &Path, url: &str) -> String {
+    use std::io::BufRead;
+    let mut child = ditto()
+        .args(["review", "--store", db.to_str().unwrap(), "--listen", "127.0.0.1:0", "--reviewer", "t"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let base = line.split_whitespace().find(|w| w.starts_with("http://")).map(str::to_string);
+    let body = (|| {
+        let authority = base?.trim_start_matches("http://").trim_end_matches('/').to_string();
+        let mut conn = TcpStream::connect(&authority).ok()?;
+        conn.set_read_timeout(Some(Duration::from_secs(20))).ok()?;
+        let q: String = url
+            .bytes()
+            .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+            .collect();
+        write!(conn, "GET /p?url={q} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n").ok()?;
+        let mut out = String::new();
+        conn.read_to_string(&mut out).ok()?;
+        Some(out)
+    })();
+    let _ = child.kill();
+    let _ = child.wait();
+    body.unwrap_or_else(|| panic!("no review page for {url}"))
+}
+
+/// Distinct prose for page `k` (no two pages are replicas).
+fn prose(k: u64) -> String {
+    let mut x = (k + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..200)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            format!("word{}", x % 5000)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `ditto recrawl` sends the earlier capture's `ETag`/`Last-Modified` (from its WARC
+/// records); a 304 counts as unchanged, without a body; the summary counts what was
+/// fetched; a recrawl cut by its page budget says so and exits non-zero.
+#[test]
+fn recrawl_sends_validators_and_counts_304s() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let labelset = wikipedia_labelset(dir);
+    let version = Arc::new(std::sync::atomic::AtomicU32::new(1));
+    let v = version.clone();
+    let server = Server::start(Arc::new(move |r: &Req| {
+        let Some(k) = r.path.strip_prefix("/p").and_then(|k| k.parse::<u64>().ok()) else {
+            return not_found();
+        };
+        // Version 2 changes pages 0 and 1.
+        let ver = if k < 2 { v.load(Ordering::Relaxed) } else { 1 };
+        let etag = format!("\"p{k}-v{ver}\"");
+        let sent = r.headers.iter().find(|(n, _)| n == "if-none-match").map(|(_, v)| v.as_str());
+        if sent == Some(etag.as_str()) {
+            return (304, vec![("ETag".into(), etag)], String::new());
+        }
+        let mut resp = html(&format!("<h1>Page {k}</h1><p>{} {ver}</p>", prose(k * 10 + ver as u64)));
+        resp.1.push(("ETag".into(), etag));
+        resp.1.push(("Last-Modified".into(), "Mon, 01 Jan 2024 00:00:00 GMT".into()));
+        resp
+    }));
+    let p = server.port;
+    let urls: Vec<String> = (0..6).map(|k| format!("http://r.honest.test:{p}/p{k}")).collect();
+    let resolve = format!("r.honest.test=127.0.0.1:{p}");
+    let old_dir = dir.join("old");
+    std::fs::create_dir_all(&old_dir).unwrap();
+    let warcs = old_dir.join("warcs");
+    crawl_with(
+        &old_dir,
+        &labelset,
+        &urls,
+        std::slice::from_ref(&resolve),
+        &["--warc-dir", warcs.to_str().unwrap(), "--max-depth", "0", "--scope", "any"],
+    );
+    let old_db = old_dir.join("crawl.db");
+    assert!(server.requests().iter().all(|r| !r.headers.iter().any(|(n, _)| n.starts_with("if-"))));
+    version.store(2, Ordering::Relaxed);
+    let before = server.requests().len();
+
+    let recrawl = |name: &str, extra: &[&str]| {
+        let stats = dir.join(format!("{name}.json"));
+        let out = ditto()
+            .args(["recrawl", "--store", old_db.to_str().unwrap()])
+            .args(["--new-store", dir.join(format!("{name}.db")).to_str().unwrap()])
+            .args(["--labelset", labelset.to_str().unwrap()])
+            .args(["--warc-dir", dir.join(format!("{name}-warcs")).to_str().unwrap()])
+            .args(["--stats-json", stats.to_str().unwrap()])
+            .args(["--user-agent", UA, "--resolve", &resolve, "--min-delay-ms", "5", "--timeout", "10"])
+            .args(["--threads", "1", "--progress", "none"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        (out, summary)
+    };
+    let (out, s) = recrawl("new", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    // Every page was asked for conditionally, with the ETag its capture had.
+    let asked: Vec<Req> =
+        server.requests()[before..].iter().filter(|r| r.path.starts_with("/p")).cloned().collect();
+    assert_eq!(asked.len(), 6, "{asked:?}");
+    for r in &asked {
+        let k = &r.path[2..];
+        let inm = r.headers.iter().find(|(n, _)| n == "if-none-match").map(|(_, v)| v.clone());
+        assert_eq!(inm, Some(format!("\"p{k}-v1\"")), "{r:?}");
+        assert!(
+            r.headers.iter().any(|(n, v)| n == "if-modified-since" && v.starts_with("Mon, 01 Jan 2024")),
+            "{r:?}"
+        );
+    }
+    assert_eq!(s["conditional"], 6, "{s}");
+    assert_eq!(s["fetched"], 6, "{s}");
+    assert_eq!(s["not_modified"], 4, "{s}");
+    assert_eq!(s["unfetched"], 0, "{s}");
+    assert_eq!(s["stopped_by_budget"], false, "{s}");
+    // The changed pages are stored anew; the unchanged ones were not sent again.
+    let stored: Vec<String> =
+        store::Store::open(&dir.join("new.db")).unwrap().pages().map(|p| p.unwrap().url).collect();
+    assert_eq!(stored.len(), 2, "{stored:?}");
+
+    // A budget of 3 pages: cut, said, non-zero.
+    let (out, s) = recrawl("cut", &["--max-pages", "3"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "a recrawl cut by its budget must fail: {stderr}");
+    assert!(stderr.contains("page budget"), "{stderr}");
+    assert_eq!(s["stopped_by_budget"], true, "{s}");
+    assert_eq!(s["fetched"], 3, "{s}");
+    assert_eq!(s["unfetched"], 3, "{s}");
+}
