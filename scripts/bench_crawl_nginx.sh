@@ -31,6 +31,10 @@ WORK=${WORK:-/tmp/ditto-crawl-bench}
 PORT=${PORT:-18722}
 DELAY_MS=${DELAY_MS:-20}
 THREADS=${THREADS:-2}
+# One nginx on one loopback address stands in for 535 servers: no per-address bound by
+# default (issue 37; the bound itself is checked by crawler/tests/per_ip_politeness.rs).
+# PER_IP_ARGS="" crawls them under the default bound (8 at once, --min-delay-ms/10 apart).
+PER_IP_ARGS=${PER_IP_ARGS---per-ip-in-flight 0 --per-ip-min-delay-ms 0}
 DATA=${DATA:-$ROOT/../shared/data}
 command -v nginx >/dev/null || { echo "nginx not found: apt-get install -y nginx-light" >&2; exit 2; }
 [ -x "$DITTO" ] || { echo "$DITTO not built: cargo build --release --bin ditto" >&2; exit 2; }
@@ -94,6 +98,7 @@ for round in $(seq "$ROUNDS"); do
     "${timer[@]}" "$DITTO" crawl --store "$WORK/crawl.db" --labelset "$WORK/wiki.dls" --seeds "$WORK/web/seeds.txt" \
         --scope any --resolve "*.focus.test=127.0.0.1:$PORT" --min-delay-ms "$DELAY_MS" \
         --focus bfs --threads "$THREADS" --progress none --stats-json "$WORK/round-$round.json" \
+        $PER_IP_ARGS \
         --user-agent "ditto-crawl-bench/0.1 (+http://localhost/)" "$@" >/dev/null 2>"$WORK/round-$round.err" \
         || { echo "crawl failed, see $WORK/round-$round.err" >&2; exit 1; }
     end=$(date +%s.%N)

@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 
 /// How long a resolved address is used.
 pub const DEFAULT_DNS_TTL: Duration = Duration::from_secs(300);
-/// Most names kept (about 100 bytes each).
-pub const DEFAULT_DNS_ENTRIES: usize = 1 << 20;
+/// Most names kept (about 200 bytes each: 13 MiB; a crawl needs a name's answer from its
+/// first request to its last within the TTL, far fewer names than that).
+pub const DEFAULT_DNS_ENTRIES: usize = 1 << 16;
 
 #[derive(Debug, Default)]
 struct Entries {

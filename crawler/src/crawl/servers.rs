@@ -12,9 +12,13 @@
 //! (each address: the per-address bound takes the per-host values, one request at a time
 //! and the per-host delay between starts, when those are stricter).
 
+#[cfg(feature = "net")]
 use std::collections::{HashMap, HashSet};
+#[cfg(feature = "net")]
 use std::net::IpAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(feature = "net")]
+use std::time::Instant;
 
 /// What the per-host politeness rules apply to (`--politeness-key`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -76,6 +80,7 @@ impl ServerConfig {
     }
 }
 
+#[cfg(feature = "net")]
 /// One address: its gate in the queue of hosts, its requests in flight, when the next may
 /// start, and how many hosts are on it.
 #[derive(Debug)]
@@ -86,6 +91,7 @@ pub(super) struct Server {
     pub(super) hosts: usize,
 }
 
+#[cfg(feature = "net")]
 /// The addresses of the hosts and the state of each address.
 #[derive(Debug, Default)]
 pub(super) struct Servers {
@@ -102,6 +108,7 @@ pub(super) struct Servers {
     pub(super) resolving: HashSet<String>,
 }
 
+#[cfg(feature = "net")]
 impl Servers {
     pub(super) fn new(max_in_flight: usize, min_gap: Duration, ttl: Duration) -> Self {
         Servers { max_in_flight, min_gap, ttl, ..Default::default() }
@@ -153,7 +160,10 @@ mod tests {
         assert_eq!(c.effective(2, Duration::from_millis(20)), (2, Duration::from_millis(20)));
         let host = ServerConfig::default();
         assert_eq!(host.effective(1, Duration::from_secs(1)), (8, Duration::from_millis(100)));
-        assert!(!Servers::new(0, Duration::ZERO, Duration::from_secs(1)).enabled());
-        assert!(Servers::new(0, Duration::from_millis(1), Duration::from_secs(1)).enabled());
+        #[cfg(feature = "net")]
+        {
+            assert!(!Servers::new(0, Duration::ZERO, Duration::from_secs(1)).enabled());
+            assert!(Servers::new(0, Duration::from_millis(1), Duration::from_secs(1)).enabled());
+        }
     }
 }
