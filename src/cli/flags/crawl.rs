@@ -139,10 +139,12 @@ pub struct CrawlArgs {
     #[arg(long, value_parser = parse_rate)]
     pub rate: Option<f64>,
     /// Requests in flight over all hosts (still one per host). Each may hold a body of up to
-    /// --max-body-bytes until the pipeline takes it.
+    /// --max-body-bytes until the pipeline takes it (twice that for a compressed one: as sent,
+    /// for the WARC record, and decoded).
     #[arg(long, default_value_t = crawler::crawl::DEFAULT_MAX_IN_FLIGHT)]
     pub max_in_flight: usize,
-    /// Largest body kept per page, in bytes (decompressed; bigger bodies are cut and skipped).
+    /// Largest body kept per page, in bytes, as sent and once decompressed (bigger bodies are
+    /// cut and skipped).
     #[arg(long, default_value_t = 10 << 20)]
     pub max_body_bytes: usize,
     /// Whole-fetch timeout in seconds (connect 10 s, idle read 20 s).
