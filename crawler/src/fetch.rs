@@ -279,6 +279,12 @@ impl Fetcher {
     /// Credentials in `url` (`user:secret@`) are never sent: they are removed first (the
     /// link policy already removes and counts them; robots.txt redirects come here directly).
     pub async fn get(&self, url: &str) -> Result<FetchResponse, FetchError> {
+        self.get_capped(url, self.cfg.max_body_bytes).await
+    }
+
+    /// [`Self::get`] with another body cap than `max_body_bytes` (as sent and once decoded):
+    /// a sitemap may hold 50 MB.
+    pub async fn get_capped(&self, url: &str, max_body: usize) -> Result<FetchResponse, FetchError> {
         let mut parsed = url::Url::parse(url).map_err(|e| err(FetchErrorKind::BadUrl, e))?;
         crate::urls::strip_credentials(&mut parsed);
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -301,7 +307,7 @@ impl Fetcher {
             return Err(err(FetchErrorKind::BadUrl, "no host"));
         }
         let start = Instant::now();
-        let fut = self.fetch_inner(parsed, start);
+        let fut = self.fetch_inner(parsed, start, max_body);
         match tokio::time::timeout(self.cfg.total_timeout, fut).await {
             Ok(r) => r,
             Err(_) => Err(err(
@@ -311,7 +317,12 @@ impl Fetcher {
         }
     }
 
-    async fn fetch_inner(&self, url: url::Url, start: Instant) -> Result<FetchResponse, FetchError> {
+    async fn fetch_inner(
+        &self,
+        url: url::Url,
+        start: Instant,
+        max_body: usize,
+    ) -> Result<FetchResponse, FetchError> {
         let conditional = self.cfg.validators.get(url.as_str()).map(conditional_headers).unwrap_or_default();
         let sent = request_headers(&url, &self.user_agent, &conditional)?;
         let request_head = request_head(&url, &sent);
@@ -337,7 +348,7 @@ impl Fetcher {
         loop {
             match resp.chunk().await {
                 Ok(Some(chunk)) => {
-                    let room = self.cfg.max_body_bytes.saturating_sub(sent_body.len());
+                    let room = max_body.saturating_sub(sent_body.len());
                     if chunk.len() > room {
                         sent_body.extend_from_slice(&chunk[..room]);
                         sent_truncated = true;
@@ -356,7 +367,7 @@ impl Fetcher {
             }
         }
         let Decoded { body, sent_body, truncated } =
-            decode_sent(&headers, sent_body, sent_truncated, self.cfg.max_body_bytes)?;
+            decode_sent(&headers, sent_body, sent_truncated, max_body)?;
         Ok(FetchResponse {
             status: status.as_u16(),
             reason,

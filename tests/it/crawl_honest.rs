@@ -694,3 +694,163 @@ fn warc_records_hold_the_messages_as_sent() {
     };
     assert_eq!(pages(&crawl_db), pages(&scan_db), "the scan stored other pages than the crawl");
 }
+
+fn xml(body: &str) -> Resp {
+    (200, vec![("Content-Type".into(), "application/xml".into())], body.as_bytes().to_vec())
+}
+
+fn urlset(urls: &[String]) -> String {
+    let locs: String = urls.iter().map(|u| format!("<url><loc>{u}</loc></url>")).collect();
+    format!("<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{locs}</urlset>")
+}
+
+/// Sitemaps (issue 38, item 3), under `--focus bfs --sitemaps seeds`: robots.txt names a
+/// sitemap index whose children are a gzipped urlset (`.xml.gz`, served as
+/// `application/gzip`) and a plain one; their URLs, linked from nowhere, are fetched under
+/// the usual rules (robots.txt, the seeds' scope); entries on other hosts are not taken.
+/// Without `--sitemaps seeds` none of it is read.
+#[test]
+fn sitemap_index_with_a_gzipped_child() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let port: Arc<Mutex<u16>> = Arc::default();
+    let p2 = port.clone();
+    let server = Server::start(Arc::new(move |r: &Req| {
+        let p = *p2.lock().unwrap();
+        let at = |path: &str| format!("http://s.honest.test:{p}{path}");
+        if r.host != "s.honest.test" {
+            return not_found();
+        }
+        match r.path.as_str() {
+            "/robots.txt" => robots(&format!(
+                "User-agent: *\nDisallow: /private\nSitemap: {}\nSitemap: http://other.honest.test/x.xml\n",
+                at("/sitemap_index.xml")
+            )),
+            "/sitemap_index.xml" => xml(&format!(
+                "<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+                 <sitemap><loc>{}</loc></sitemap><sitemap><loc>{}</loc></sitemap>\
+                 <sitemap><loc>http://other.honest.test/s.xml</loc></sitemap></sitemapindex>",
+                at("/sm/pages.xml.gz"),
+                at("/sm/more.xml")
+            )),
+            "/sm/pages.xml.gz" => {
+                let set = urlset(&[
+                    at("/deep/a"),
+                    at("/deep/b"),
+                    at("/private/c"),
+                    "http://other.honest.test/z".into(),
+                ]);
+                (200, vec![("Content-Type".into(), "application/gzip".into())], gzip(set.as_bytes()))
+            }
+            "/sm/more.xml" => xml(&urlset(&[at("/deep/d"), at("/deep/a")])),
+            "/" => html("<p>Home: it links to nothing.</p>"),
+            "/deep/a" | "/deep/b" | "/deep/d" | "/private/c" => html("<p>Only a sitemap leads here.</p>"),
+            _ => not_found(),
+        }
+    }));
+    let p = server.port;
+    *port.lock().unwrap() = p;
+    let run = |name: &str, sitemaps: &str| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        crawl_with(
+            &dir,
+            &labelset,
+            &[format!("http://s.honest.test:{p}/")],
+            &[format!("*.honest.test=127.0.0.1:{p}")],
+            &["--focus", "bfs", "--sitemaps", sitemaps],
+        )
+        .0
+    };
+    let stats = run("seeds", "seeds");
+    let paths = server.paths("s.honest.test");
+    for reached in ["/sitemap_index.xml", "/sm/pages.xml.gz", "/sm/more.xml", "/deep/a", "/deep/b", "/deep/d"]
+    {
+        assert_eq!(paths.iter().filter(|x| *x == reached).count(), 1, "{reached}: {paths:?}");
+    }
+    assert!(!paths.iter().any(|x| x.starts_with("/private")), "robots.txt broken: {paths:?}");
+    let others: Vec<Req> = server.requests().into_iter().filter(|r| r.host != "s.honest.test").collect();
+    assert!(others.is_empty(), "another host was asked: {others:?}");
+    assert_eq!(event(&stats, "sitemap_read"), 3, "{stats}");
+    assert_eq!(event(&stats, "sitemap_children_queued"), 2, "{stats}");
+    // /deep/a twice (queued once), /private/c queued and then disallowed.
+    assert_eq!(event(&stats, "sitemap_urls"), 5, "{stats}");
+    assert_eq!(event(&stats, "sitemap_urls_queued"), 4, "{stats}");
+    // robots.txt's line, the index's child and the urlset's entry on other.honest.test.
+    assert_eq!(event(&stats, "sitemap_offsite"), 3, "{stats}");
+    assert_eq!(event(&stats, "robots_disallowed"), 1, "{stats}");
+    // Sitemaps are requests, not pages: the seed and the four pages.
+    assert_eq!(stats["crawl"]["pages"], 4, "{stats}");
+
+    let before = server.requests().len();
+    let stats = run("off", "auto");
+    let paths: Vec<String> = server.requests()[before..].iter().map(|r| r.path.clone()).collect();
+    assert_eq!(paths, ["/robots.txt", "/"], "a bfs crawl without --sitemaps seeds reads none: {stats}");
+}
+
+/// Under `--focus labeled` (`--sitemaps auto`, the default) the sitemap of a host whose pages
+/// showed copied content is read, and only that one: its unlinked copies are found; the seed's
+/// host, which showed none, is never asked for a sitemap. `--sitemaps off` reads none.
+#[test]
+fn a_focused_crawl_reads_the_sitemaps_of_copying_hosts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let copied =
+        |title: &str| article_paragraphs(title, 100).into_iter().take(8).collect::<Vec<_>>().join("\n");
+    let (albedo, aardvark) = (copied("Albedo"), copied("Aardvark"));
+    let port: Arc<Mutex<u16>> = Arc::default();
+    let p2 = port.clone();
+    let server = Server::start(Arc::new(move |r: &Req| {
+        let p = *p2.lock().unwrap();
+        match (r.host.as_str(), r.path.as_str()) {
+            (_, "/robots.txt") => not_found(),
+            ("seed.honest.test", "/") => {
+                html(&format!("<p>A blog post.</p><a href=\"http://copier.honest.test:{p}/copy\">a copy</a>"))
+            }
+            ("copier.honest.test", "/copy") => html(&format!("<html><body>{albedo}</body></html>")),
+            ("copier.honest.test", "/sitemap.xml") => {
+                xml(&urlset(&[format!("http://copier.honest.test:{p}/hidden")]))
+            }
+            ("copier.honest.test", "/hidden") => html(&format!("<html><body>{aardvark}</body></html>")),
+            _ => not_found(),
+        }
+    }));
+    let p = server.port;
+    *port.lock().unwrap() = p;
+    let run = |name: &str, extra: &[&str]| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut flags = vec!["--scope", "any"];
+        flags.extend_from_slice(extra);
+        crawl_with(
+            &dir,
+            &labelset,
+            &[format!("http://seed.honest.test:{p}/")],
+            &[format!("*.honest.test=127.0.0.1:{p}")],
+            &flags,
+        )
+        .0
+    };
+    let stats = run("auto", &[]);
+    let copier = server.paths("copier.honest.test");
+    assert!(
+        copier.contains(&"/sitemap.xml".to_string()) && copier.contains(&"/hidden".to_string()),
+        "{copier:?}"
+    );
+    assert!(
+        !server.paths("seed.honest.test").contains(&"/sitemap.xml".to_string()),
+        "the seed's host showed no copy"
+    );
+    assert_eq!((event(&stats, "sitemap_read"), event(&stats, "sitemap_urls_queued")), (1, 1), "{stats}");
+    // The copies the sitemap led to are judged as copies.
+    let store = store::Store::open(&tmp.path().join("auto").join("crawl.db")).unwrap();
+    let hidden =
+        store.pages().map(|r| r.unwrap()).find(|r| r.url.ends_with("/hidden")).expect("/hidden stored");
+    assert!(hidden.labeled_chunks > 0, "{hidden:?}");
+    drop(store);
+
+    let before = server.requests().len();
+    run("off", &["--sitemaps", "off"]);
+    let later: Vec<String> = server.requests()[before..].iter().map(|r| r.path.clone()).collect();
+    assert!(!later.iter().any(|x| x == "/sitemap.xml" || x == "/hidden"), "{later:?}");
+}
