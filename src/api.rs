@@ -21,6 +21,8 @@ use std::path::Path;
 
 pub use warc_scan::{ScannedPage, WarcScan};
 
+pub use crate::labelset::MatchMode;
+
 use detector::{CleanOptions, Page, PageOrigin, TrapRules};
 use store::{PageWrite, Store};
 
@@ -28,6 +30,7 @@ use crate::error::{ErrorKind, Result, ResultExt};
 use crate::labelset::{load_for_scan, Loaded};
 use crate::pipeline::metrics::Skips;
 use crate::pipeline::stages::{self, FilterSettings, Input, Matcher};
+use crate::report::rows::match_kind;
 
 /// Options of a [`Detector`].
 #[derive(Debug, Clone)]
@@ -40,6 +43,10 @@ pub struct DetectorConfig {
     pub traps: TrapRules,
     /// Collect the page's outgoing links in the verdict.
     pub links: bool,
+    /// `ditto scan --match`: [`MatchMode::Passage`] (the default) also counts blocks covered
+    /// by labeled passages (edited copies, issue 36) where the label set has a passage table;
+    /// [`MatchMode::Exact`] matches exact chunks only.
+    pub match_mode: MatchMode,
 }
 
 impl Default for DetectorConfig {
@@ -49,6 +56,7 @@ impl Default for DetectorConfig {
             stop_chunks: Vec::new(),
             traps: TrapRules::default(),
             links: true,
+            match_mode: MatchMode::Passage,
         }
     }
 }
@@ -78,6 +86,16 @@ pub struct Verdict {
     pub sources: Vec<VerdictSource>,
     /// Copied passages: (source id, passage).
     pub evidence: Vec<(u32, String)>,
+    /// How each of `evidence` was found, in its order: `exact` (the whole normalized
+    /// paragraph is in the label set) or `passage` (labeled passages cover at least half of
+    /// its words: an edited copy), as `ditto report`'s evidence `match`.
+    pub evidence_match: Vec<&'static str>,
+    /// Words on the page, when passages were matched (`None` with [`MatchMode::Exact`], a
+    /// label set without passages, or a skipped page).
+    pub words: Option<u32>,
+    /// Of them, words that are labeled text (in exact labeled chunks or covered by labeled
+    /// passages); `None` as `words`.
+    pub covered_words: Option<u32>,
     /// Absolute outgoing links (when [`DetectorConfig::links`]).
     pub links: Vec<String>,
     /// The neighborhoods (URL prefixes) the page counts in.
@@ -102,6 +120,7 @@ impl Detector {
         let path = labelset.as_ref();
         let mut loaded =
             load_for_scan(path, None, &cfg.stop_chunks, cfg.default_stop_chunks).kind(ErrorKind::LabelSet)?;
+        loaded.set_match_mode(cfg.match_mode);
         // Pages handed in by a caller have no WARC or file to be read back from: a store
         // they are added to keeps their text.
         loaded.matcher.keep_text = true;
@@ -120,6 +139,14 @@ impl Detector {
             origins: None,
         };
         Ok(Detector { loaded, labelset, cfg, scan_matcher })
+    }
+
+    /// Whether pages are matched with labeled passages as well as exact chunks: the
+    /// configuration asked for it ([`MatchMode::Passage`]) and the label set has a passage
+    /// table this ditto reads (one built by an older ditto, from hashes, or with
+    /// `--passages off` has none: exact chunks only).
+    pub fn passages(&self) -> bool {
+        self.loaded.matcher.passages.is_some()
     }
 
     /// A labeled source's (title, URL), by id.
@@ -164,6 +191,9 @@ impl Detector {
                 file_hash: detector::fingerprint::hex(&detector::fingerprint::sha1(body)),
                 sources: Vec::new(),
                 evidence: Vec::new(),
+                evidence_match: Vec::new(),
+                words: None,
+                covered_words: None,
                 links: Vec::new(),
                 neighborhoods: Vec::new(),
                 write: None,
@@ -196,6 +226,9 @@ impl Detector {
             file_hash: r.file_hash.clone(),
             sources,
             evidence: r.evidence.iter().map(|e| (e.source, e.passage.clone())).collect(),
+            evidence_match: r.evidence.iter().map(|e| match_kind(r, e)).collect(),
+            words: r.passages.as_ref().map(|s| s.words),
+            covered_words: r.passages.as_ref().map(|s| s.covered_words),
             links,
             neighborhoods: w.neighborhoods.clone(),
             write: Some(w),

@@ -2,7 +2,7 @@
 //! (including WARC files), loading a label set and stop lists for a scan, and the
 //! normalization and stop list an analysis of a finished store uses.
 
-use detector::passages::PassageLookup;
+use detector::passages::{PassageHash, PassageLookup, PassageParams};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -294,6 +294,9 @@ pub struct Loaded {
     pub identity: LabelSetIdentity,
     pub normalization: Normalization,
     pub matcher: Matcher,
+    /// The label set whose passage table the matcher uses (stop passages are rebuilt over it
+    /// when stop lists are added, [`add_store_stops`]).
+    passage_table: Option<Arc<LabelSet>>,
 }
 
 struct Lookup(Arc<LabelSet>);
@@ -320,6 +323,37 @@ impl StopList for Stops {
 
     fn may_contain_text(&self, normalized: &[u8]) -> bool {
         self.0.iter().any(|s| s.may_contain_text(normalized))
+    }
+
+    fn stop_passages(&self, p: PassageParams) -> Vec<PassageHash> {
+        self.0.iter().flat_map(|s| s.stop_passages(p)).collect()
+    }
+}
+
+/// A label set's passage table with the passages of the scan's stop lists as stop passages
+/// (issue 36: the stop-chunk mechanism applies to passages; a stop text inside a longer
+/// block is no evidence either).
+struct PassagesWithStops {
+    table: Arc<LabelSet>,
+    stops: std::collections::HashSet<PassageHash>,
+}
+
+impl PassagesWithStops {
+    fn new(table: Arc<LabelSet>, stops: &dyn StopList) -> Self {
+        let stops = stops.stop_passages(table.params()).into_iter().collect();
+        PassagesWithStops { table, stops }
+    }
+}
+
+impl PassageLookup for PassagesWithStops {
+    fn params(&self) -> PassageParams {
+        self.table.params()
+    }
+    fn lookup_passage(&self, h: PassageHash) -> Option<u32> {
+        self.table.lookup_passage(h)
+    }
+    fn is_stop_passage(&self, h: PassageHash) -> bool {
+        self.stops.contains(&h)
     }
 }
 
@@ -352,10 +386,22 @@ pub fn load_for_scan(
     let stops = stop_lists(norm, stop_paths, default_stops)?;
     let ls = Arc::new(ls);
     let mut matcher = scan_matcher(Arc::new(Lookup(ls.clone())), files, stops)?;
+    let mut passage_table = None;
     // Passage evidence (issue 36) by default where the label set has passages; an older
     // label set matches exact chunks only, and says so once.
     match ls.passage_header() {
-        Some(_) => matcher.passages = Some(ls as Arc<dyn PassageLookup + Send + Sync>),
+        Some(_) if ls.passages().is_some() => {
+            matcher.passages = Some(Arc::new(PassagesWithStops::new(ls.clone(), matcher.stops.as_ref())));
+            passage_table = Some(ls);
+        }
+        Some(h) => tracing::warn!(
+            labelset = %labelset.display(),
+            "this label set's passage table was built by an earlier ditto (word hash {}, this one uses {}): \
+             only exact chunks are matched, edited copies are not found; rebuild it with \
+             `ditto labelset build` for passage evidence",
+            h.word_hash,
+            detector::passages::WORD_HASH_VERSION
+        ),
         None => tracing::warn!(
             labelset = %labelset.display(),
             "this label set has no passage table (built by an older ditto, from hashes by discover or import, or with --passages off): \
@@ -363,7 +409,7 @@ pub fn load_for_scan(
              `ditto labelset build` for passage evidence"
         ),
     }
-    Ok(Loaded { identity, normalization: norm, matcher })
+    Ok(Loaded { identity, normalization: norm, matcher, passage_table })
 }
 
 /// The built-in stop list (unless left out) and those of `stop_paths`, in `norm`.
@@ -406,6 +452,7 @@ pub fn load_without_labelset(stop_paths: &[PathBuf], default_stops: bool) -> Res
         identity: LabelSetIdentity::none(&norm.to_string()),
         normalization: norm,
         matcher: scan_matcher(Arc::new(NoLabels), None, stops)?,
+        passage_table: None,
     })
 }
 
@@ -519,6 +566,11 @@ pub fn add_store_stops(loaded: &mut Loaded, store: &Store) -> Result<usize> {
     if n > 0 {
         let before = loaded.matcher.stops.clone();
         loaded.matcher.stops = Arc::new(WithReviewed(before, reviewed));
+        // Their passages are stop passages too.
+        if let (Some(table), Some(_)) = (&loaded.passage_table, &loaded.matcher.passages) {
+            loaded.matcher.passages =
+                Some(Arc::new(PassagesWithStops::new(table.clone(), loaded.matcher.stops.as_ref())));
+        }
     }
     Ok(n)
 }
@@ -530,6 +582,11 @@ impl StopList for WithReviewed {
     }
     fn may_contain_text(&self, normalized: &[u8]) -> bool {
         self.0.may_contain_text(normalized) || self.1.may_contain_text(normalized)
+    }
+    fn stop_passages(&self, p: PassageParams) -> Vec<PassageHash> {
+        let mut v = self.0.stop_passages(p);
+        v.extend(self.1.stop_passages(p));
+        v
     }
 }
 

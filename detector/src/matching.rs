@@ -41,6 +41,12 @@ pub trait StopList: Sync {
     fn may_contain_text(&self, _normalized: &[u8]) -> bool {
         true
     }
+
+    /// The passages of the list's texts, taken with `p`: common text is no passage evidence
+    /// either (issue 36). The default: none.
+    fn stop_passages(&self, _p: crate::passages::PassageParams) -> Vec<crate::passages::PassageHash> {
+        Vec::new()
+    }
 }
 
 /// Whether the match stage can use the SHA-1 of a chunk whose normalized text is
@@ -163,10 +169,18 @@ pub fn match_page(
 }
 
 /// Passage evidence (issue 36) added to an exact verdict: the page's labeled passages
-/// (`crate::passages::cover`), and every block they cover that is neither an exact labeled
-/// chunk nor a stop chunk counted as labeled. `contains` keeps its unit, chunk occurrences:
-/// `contains = (exact labeled + passage-covered chunks) / |H(c_f)|`, where Ardi & Heidemann
-/// count exact chunks only (§3.1 step 5); badness follows unchanged (§3.1 step 6).
+/// (`crate::passages::cover`), and every block they cover at least half of that is neither
+/// an exact labeled chunk nor a stop chunk counted as labeled. `contains` keeps its unit,
+/// chunk occurrences, and counts the words passages cover in the blocks they cover less:
+/// `contains = (exact labeled + passage-covered chunks + Σ covered share of the partly
+/// covered blocks) / |H(c_f)|`, where Ardi & Heidemann count exact chunks only (§3.1 step 5);
+/// badness follows unchanged (§3.1 step 6).
+///
+/// Blocks already decided (exact labeled chunks, stop chunks) are counted into the word
+/// stream, not hashed (`WordStream::push_counted_block`): passages could add nothing to
+/// them, and on a page copied mostly verbatim they hold most of its words. An exact chunk
+/// still covers its words for its source, which bridges to the passages around it as its
+/// own hits would.
 pub fn add_passages<'a>(
     v: &mut PageVerdict,
     fp: &Fingerprints,
@@ -174,26 +188,39 @@ pub fn add_passages<'a>(
     table: &dyn crate::passages::PassageLookup,
     stops: &dyn StopList,
 ) {
-    let ws = crate::passages::WordStream::of_blocks(blocks);
+    // The first exact match of each block gives its source (matches are in chunk order).
+    let mut exact: Vec<(u32, SourceId)> = v.matches.iter().map(|m| (m.block, m.source)).collect();
+    exact.sort_by_key(|e| e.0);
+    exact.dedup_by_key(|e| e.0);
+    let mut stopped: Vec<u32> =
+        fp.chunks.iter().filter(|ch| stops.is_stop(&ch.hash)).map(|ch| ch.block).collect();
+    stopped.sort_unstable();
+    let mut ws = crate::passages::WordStream::default();
+    for (b, text) in blocks.into_iter().enumerate() {
+        let b = b as u32;
+        if let Ok(i) = exact.binary_search_by_key(&b, |e| e.0) {
+            ws.push_counted_block(text, Some(exact[i].1));
+        } else if stopped.binary_search(&b).is_ok() {
+            ws.push_counted_block(text, None);
+        } else {
+            ws.push_block(text);
+        }
+    }
     let c = crate::passages::cover(&ws, table);
     v.passages_checked = true;
     v.words = c.words;
     v.passage_words = c.covered_words;
     v.passage_sources = c.sources;
-    if c.blocks.is_empty() {
-        return;
-    }
-    let mut taken: Vec<u32> = v.matches.iter().map(|m| m.block).collect();
-    taken.extend(fp.chunks.iter().filter(|ch| stops.is_stop(&ch.hash)).map(|ch| ch.block));
-    taken.sort_unstable();
-    for (block, source) in c.blocks {
-        if taken.binary_search(&block).is_err() {
-            v.matches.push(ChunkMatch { hash: [0; 20], block, source, passage: true });
-            v.passage_chunks += 1;
-        }
+    for &(block, source) in &c.blocks {
+        v.matches.push(ChunkMatch { hash: [0; 20], block, source, passage: true });
+        v.passage_chunks += 1;
     }
     v.labeled_chunks = (v.labeled_chunks + v.passage_chunks).min(v.chunks);
-    v.contains = contains(v.labeled_chunks as u64, v.chunks as u64);
+    v.contains = if v.chunks == 0 {
+        0.0
+    } else {
+        ((v.labeled_chunks as f64 + c.partial_blocks) / v.chunks as f64).min(1.0)
+    };
 }
 
 #[cfg(test)]
@@ -311,6 +338,68 @@ mod tests {
             }
         }
         assert!(stops_seen > 20, "{stops_seen}");
+    }
+
+    const PARA_A: &str = "The river rises in the northern hills and flows south through a wide valley \
+        where farmers have grown wheat and barley since the twelfth century, and in 1820 a canal \
+        was dug beside it to carry coal from the mines at Aldbury to the port.";
+    const PARA_B: &str = "The canal closed in 1931 after the railway took its trade, and most of it \
+        was filled in during the following decades; today a footpath follows the old towpath for \
+        eleven miles between the stone bridges of every village on the way to the sea.";
+    const PARA_C: &str = "Local histories record floods in 1795, 1852 and 1968, each of which \
+        destroyed mills and bridges along the lower valley, and after the last of them the county \
+        raised the banks and planted willows along both sides of the river near the town.";
+
+    /// Source 7 = A, "History", B, C: its chunks (all three paragraphs) and passages.
+    fn source_seven() -> (HashMap<Sha1Digest, SourceId>, (PassageParams, HashMap<u64, SourceId>)) {
+        use crate::passages::{document_anchors, PassageParams};
+        let blocks = [PARA_A, "History", PARA_B, PARA_C];
+        let fp = fingerprint(b"source", &blocks, &Normalization::default());
+        let chunks = fp.chunks.iter().filter(|c| c.block != 1).map(|c| (c.hash, 7)).collect();
+        let p = PassageParams::default();
+        let passages = document_anchors(blocks, p).into_iter().map(|h| (h, 7)).collect();
+        (chunks, (p, passages))
+    }
+
+    fn verdict(
+        page: &[&str],
+        chunks: &HashMap<Sha1Digest, SourceId>,
+        t: &dyn crate::passages::PassageLookup,
+    ) -> PageVerdict {
+        let fp = fingerprint(b"page", page, &Normalization::default());
+        let mut v = match_page(&fp, chunks, None, &NoStops);
+        add_passages(&mut v, &fp, page.iter().copied(), t, &NoStops);
+        v
+    }
+
+    use crate::passages::PassageParams;
+
+    #[test]
+    fn passages_bridge_exact_chunks_and_find_an_edit_beside_them() {
+        let (chunks, table) = source_seven();
+        // Verbatim copy: the heading between two exact chunks is covered too.
+        let v = verdict(&[PARA_A, "History", PARA_B, PARA_C], &chunks, &table);
+        assert_eq!((v.chunks, v.labeled_chunks, v.passage_chunks), (4, 4, 1), "{v:?}");
+        assert!(v.matches.iter().any(|m| m.passage && m.block == 1));
+        assert_eq!(v.words, v.passage_words);
+        // One word in C changed: C is no exact chunk, its passages find it beside A and B.
+        let c_edited = PARA_C.replace("destroyed", "wrecked");
+        let v = verdict(&[PARA_A, PARA_B, &c_edited], &chunks, &table);
+        assert_eq!((v.labeled_chunks, v.passage_chunks), (3, 1), "{v:?}");
+        assert!(v.matches.iter().any(|m| m.passage && m.block == 2 && m.source == 7));
+        // Beside unrelated text, the same 41 words are under the thresholds (MIN_SOURCE_WORDS):
+        // the exact chunks around it are what made source 7 count without them.
+        let other = "An unrelated paragraph about the weather in spring, which was wet and \
+            cold, and about the harvest, which was late and small, as everybody had feared.";
+        let v = verdict(&[other, &c_edited], &chunks, &table);
+        assert_eq!((v.passage_chunks, v.contains), (0, 0.0), "{v:?}");
+        // Nor is one sentence of it.
+        let quote = format!("{other} As the histories say, floods came in 1795, 1852 and 1968.");
+        let v = verdict(&[&quote], &chunks, &table);
+        assert_eq!((v.labeled_chunks, v.contains), (0, 0.0), "{v:?}");
+        // Exact matching only (no passages) finds two of the three.
+        let fp = fingerprint(b"page", &[PARA_A, PARA_B, c_edited.as_str()], &Normalization::default());
+        assert_eq!(match_page(&fp, &chunks, None, &NoStops).labeled_chunks, 2);
     }
 
     #[test]

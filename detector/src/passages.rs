@@ -109,7 +109,9 @@ pub fn fold_char(c: char) -> char {
 }
 
 const WORD_SEED: u64 = 0xcbf2_9ce4_8422_2325;
-const WORD_PRIME: u64 = 0x0000_0100_0000_01b3;
+// An odd multiplier with bits spread over the whole word (a 64-bit FNV prime would
+// leave the high bits of short words barely mixed before `rotate_left`).
+const WORD_PRIME: u64 = 0xff51_afd7_ed55_8ccd;
 
 #[inline]
 fn mix(mut z: u64) -> u64 {
@@ -122,10 +124,15 @@ fn mix(mut z: u64) -> u64 {
 /// A document's words as hashes, with the block each word is in.
 #[derive(Debug, Default, Clone)]
 pub struct WordStream {
-    /// One hash per word, in reading order across blocks.
+    /// One hash per word, in reading order across blocks (0 for the words of counted
+    /// blocks, which are not hashed).
     pub words: Vec<u64>,
-    /// `block_starts[b]` = index of block `b`'s first word; one more entry at the end.
+    /// `block_starts[b]` = index of block `b`'s first word; one more entry at the end
+    /// (empty for a stream of no blocks).
     pub block_starts: Vec<u32>,
+    /// Blocks whose words were only counted ([`WordStream::push_counted_block`]), in block
+    /// order, with the source they are labeled from, if any.
+    pub counted: Vec<(u32, Option<SourceId>)>,
 }
 
 impl WordStream {
@@ -133,11 +140,31 @@ impl WordStream {
     pub fn of_blocks<'a>(blocks: impl IntoIterator<Item = &'a str>) -> WordStream {
         let mut ws = WordStream::default();
         for b in blocks {
-            ws.block_starts.push(ws.words.len() as u32);
-            push_words(b, &mut ws.words);
+            ws.push_block(b);
         }
-        ws.block_starts.push(ws.words.len() as u32);
         ws
+    }
+
+    /// Append one block's words.
+    pub fn push_block(&mut self, text: &str) {
+        if self.block_starts.is_empty() {
+            self.block_starts.push(0);
+        }
+        push_words(text, &mut self.words);
+        self.block_starts.push(self.words.len() as u32);
+    }
+
+    /// Append a block already decided without passages (an exact labeled chunk of `labeled`,
+    /// or a stop chunk: `None`): its words are counted, not hashed, and no k-gram is taken
+    /// across them. A labeled one covers its own words for its source in [`cover`].
+    pub fn push_counted_block(&mut self, text: &str, labeled: Option<SourceId>) {
+        if self.block_starts.is_empty() {
+            self.block_starts.push(0);
+        }
+        self.counted.push((self.block_count() as u32, labeled));
+        let n = self.words.len() + count_words(text) as usize;
+        self.words.resize(n, 0);
+        self.block_starts.push(n as u32);
     }
 
     /// Words in block `b`.
@@ -158,6 +185,23 @@ impl WordStream {
     pub fn block_count(&self) -> usize {
         self.block_starts.len().saturating_sub(1)
     }
+
+    /// The word ranges of the runs of hashed blocks (between counted blocks).
+    fn hashed_runs(&self) -> Vec<std::ops::Range<usize>> {
+        let mut runs = Vec::new();
+        let mut start = 0;
+        for &(b, _) in &self.counted {
+            let r = self.block_range(b as usize);
+            if r.start > start {
+                runs.push(start..r.start);
+            }
+            start = r.end;
+        }
+        if self.words.len() > start {
+            runs.push(start..self.words.len());
+        }
+        runs
+    }
 }
 
 /// ASCII bytes as word characters: the lowercase letter or digit, 0 for a separator.
@@ -174,56 +218,185 @@ const ASCII_WORD: [u8; 128] = {
     t
 };
 
+/// The word hash's version, recorded in a label set's passage header: a table built with
+/// another version holds other hashes and must not be matched against this one.
+pub const WORD_HASH_VERSION: u32 = 2;
+
 /// Append the hashes of the words of `text` to `out`.
+///
+/// A word is hashed whole, eight bytes at a time ([`hash_word`]), so the per-byte work is
+/// one table lookup to find where it ends: measured on the text-heavy pages, the word pass
+/// took 13 % of a scan's CPU when each byte went through a multiplication.
 pub fn push_words(text: &str, out: &mut Vec<u64>) {
     let bytes = text.as_bytes();
     let n = bytes.len();
     let mut i = 0;
-    let mut h = WORD_SEED;
-    let mut in_word = false;
+    let mut folded = Vec::new();
     while i < n {
-        // ASCII runs in tight loops (the text is mostly ASCII): separators skipped, a word's
-        // letters and digits hashed one table lookup a byte.
         let b = bytes[i];
-        if b < 0x80 {
-            let c = ASCII_WORD[b as usize];
-            if c == 0 {
-                if in_word {
-                    out.push(mix(h));
-                    h = WORD_SEED;
-                    in_word = false;
-                }
-                i += 1;
-                continue;
-            }
-            h = (h ^ u64::from(c)).wrapping_mul(WORD_PRIME);
-            in_word = true;
+        if b < 0x80 && ASCII_WORD[b as usize] == 0 {
             i += 1;
-            while i < n && bytes[i] < 0x80 {
-                let c = ASCII_WORD[bytes[i] as usize];
-                if c == 0 {
-                    break;
-                }
-                h = (h ^ u64::from(c)).wrapping_mul(WORD_PRIME);
-                i += 1;
+            continue;
+        }
+        let start = i;
+        while i < n && bytes[i] < 0x80 && ASCII_WORD[bytes[i] as usize] != 0 {
+            i += 1;
+        }
+        if i < n && bytes[i] >= 0x80 {
+            // A non-ASCII character: the word (if it is one) continues through the
+            // general path, lowercased and folded into `folded`.
+            let (end, any) = fold_word(text, start, i, &mut folded);
+            i = end;
+            if any {
+                out.push(hash_word(&folded));
             }
             continue;
         }
-        let ch = text.get(i..).and_then(|t| t.chars().next()).unwrap_or(' ');
-        i += ch.len_utf8();
-        if ch.is_alphanumeric() {
-            let lower = ch.to_lowercase().next().unwrap_or(ch);
-            h = (h ^ u64::from(fold_char(lower) as u32)).wrapping_mul(WORD_PRIME);
-            in_word = true;
-        } else if in_word {
-            out.push(mix(h));
-            h = WORD_SEED;
-            in_word = false;
+        out.push(hash_word(&bytes[start..i]));
+    }
+}
+
+/// Count the words of `text` as [`push_words`] would find them, without hashing: sixteen
+/// ASCII bytes at a time as a mask of word characters whose run starts are counted; pieces
+/// with non-ASCII bytes a character at a time.
+pub fn count_words(text: &str) -> u32 {
+    let bytes = text.as_bytes();
+    let mut count = 0u32;
+    let mut in_word = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(piece) = bytes.get(i..i + 16) {
+            let (word, non_ascii) = alnum_masks16(piece);
+            if non_ascii == 0 {
+                let starts = word & !((word << 1) | u16::from(in_word));
+                count += starts.count_ones();
+                in_word = word & 0x8000 != 0;
+                i += 16;
+                continue;
+            }
+        }
+        // A character at a time to the end of this piece (or of the text).
+        let stop = (i + 16).min(bytes.len());
+        while i < stop {
+            let b = bytes[i];
+            let word = if b < 0x80 {
+                i += 1;
+                ASCII_WORD[b as usize] != 0
+            } else {
+                let ch = text.get(i..).and_then(|t| t.chars().next()).unwrap_or(' ');
+                i += ch.len_utf8();
+                ch.is_alphanumeric()
+            };
+            count += u32::from(word && !in_word);
+            in_word = word;
         }
     }
-    if in_word {
-        out.push(mix(h));
+    count
+}
+
+/// Bit j set where byte j of `s` (16 bytes) is an ASCII letter or digit, and where it is
+/// not ASCII (all 16 when `s` is shorter).
+#[inline(always)]
+fn alnum_masks16(s: &[u8]) -> (u16, u16) {
+    let (alnum, _, non_ascii) = ascii_masks16(s);
+    (alnum, non_ascii)
+}
+
+/// For the 16 bytes of `s`: bit j set where byte j is an ASCII letter or digit, where it is
+/// `_`, and where it is not ASCII (`(0, 0, 0xffff)` when `s` is shorter). Shared with the
+/// SimHash word pass (`fingerprint::long_words`), whose words also take `_`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn ascii_masks16(s: &[u8]) -> (u16, u16, u16) {
+    use std::arch::x86_64::*;
+    if s.len() < 16 {
+        return (0, 0, 0xffff);
     }
+    // SAFETY: SSE2 is part of x86_64, and the unaligned load reads `s[0..16]`, checked above.
+    unsafe {
+        let splat = |b: u8| _mm_set1_epi8(b as i8);
+        let v = _mm_loadu_si128(s.as_ptr() as *const __m128i);
+        // Unsigned range checks as signed compares after a bias: x + (0x80 − lo) < 0x80 + width.
+        let lowered = _mm_or_si128(v, splat(0x20));
+        let letter = _mm_cmplt_epi8(_mm_add_epi8(lowered, splat(0x80 - b'a')), splat(0x80 + 26));
+        let digit = _mm_cmplt_epi8(_mm_add_epi8(v, splat(0x80 - b'0')), splat(0x80 + 10));
+        let under = _mm_cmpeq_epi8(v, splat(b'_'));
+        (
+            _mm_movemask_epi8(_mm_or_si128(letter, digit)) as u16,
+            _mm_movemask_epi8(under) as u16,
+            _mm_movemask_epi8(v) as u16,
+        )
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub(crate) fn ascii_masks16(s: &[u8]) -> (u16, u16, u16) {
+    if s.len() < 16 {
+        return (0, 0, 0xffff);
+    }
+    let (mut alnum, mut under, mut non_ascii) = (0u16, 0u16, 0u16);
+    for (j, &c) in s.iter().take(16).enumerate() {
+        alnum |= u16::from(c.is_ascii_alphanumeric()) << j;
+        under |= u16::from(c == b'_') << j;
+        non_ascii |= u16::from(c >= 0x80) << j;
+    }
+    (alnum, under, non_ascii)
+}
+
+/// The word of `text` that starts at `start` and whose ASCII prefix ends at `ascii_end`,
+/// lowercased and folded into `out`: returns where it ends and whether it has any word
+/// character (a non-ASCII separator right at `start` makes none).
+fn fold_word(text: &str, start: usize, ascii_end: usize, out: &mut Vec<u8>) -> (usize, bool) {
+    out.clear();
+    out.extend(text.as_bytes()[start..ascii_end].iter().map(|&b| ASCII_WORD[b as usize]));
+    let mut end = ascii_end;
+    for ch in text.get(ascii_end..).unwrap_or("").chars() {
+        if ch.is_ascii() {
+            if ASCII_WORD[ch as usize] == 0 {
+                break;
+            }
+            out.push(ASCII_WORD[ch as usize]);
+        } else if ch.is_alphanumeric() {
+            let lower = fold_char(ch.to_lowercase().next().unwrap_or(ch));
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(lower.encode_utf8(&mut buf).as_bytes());
+        } else {
+            break;
+        }
+        end += ch.len_utf8();
+    }
+    if end == start {
+        // A non-word character at the start: step over it.
+        let skip = text.get(start..).and_then(|t| t.chars().next()).map_or(1, char::len_utf8);
+        return (start + skip, false);
+    }
+    (end, !out.is_empty())
+}
+
+const LOWER_ASCII: u64 = 0x2020_2020_2020_2020;
+
+/// The hash of one word, given as its letters and digits (ASCII in any case, or already
+/// lowercased and folded UTF-8): eight bytes at a time, ORed with 0x20 each (which
+/// lowercases ASCII letters and leaves digits as they are), length mixed in, then
+/// [`mix`]ed.
+#[inline]
+pub fn hash_word(w: &[u8]) -> u64 {
+    let mut h = WORD_SEED ^ (w.len() as u64).wrapping_mul(KGRAM_BASE);
+    let mut chunks = w.chunks_exact(8);
+    for c in &mut chunks {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(c);
+        h = (h ^ (u64::from_le_bytes(b) | LOWER_ASCII)).wrapping_mul(WORD_PRIME).rotate_left(23);
+    }
+    let tail = chunks.remainder();
+    if !tail.is_empty() {
+        let mut b = [0u8; 8];
+        b[..tail.len()].copy_from_slice(tail);
+        let mask = u64::MAX >> (8 * (8 - tail.len()));
+        h = (h ^ ((u64::from_le_bytes(b) | LOWER_ASCII) & mask)).wrapping_mul(WORD_PRIME).rotate_left(23);
+    }
+    mix(h)
 }
 
 /// The polynomial base of k-gram hashes (odd).
@@ -309,11 +482,17 @@ pub struct PassageCover {
     pub sources: Vec<SourceCover>,
     /// Blocks at least [`BLOCK_COVER_SHARE`] covered, with the source covering most of each.
     pub blocks: Vec<(u32, SourceId)>,
+    /// The covered shares of the other blocks (those partly covered), summed: a heavily
+    /// spun paragraph of which a third survives counts a third.
+    pub partial_blocks: f64,
 }
 
 /// Find a page's labeled passages: anchors looked up, hits turned into covered words per
 /// source, sources below [`MIN_HITS`] / [`MIN_SOURCE_WORDS`] dropped, blocks judged by the
-/// share of their words covered.
+/// share of their words covered. A counted block labeled from a source
+/// ([`WordStream::push_counted_block`]) covers its words for that source, which then counts
+/// without thresholds (the page is already shown to copy it) and bridges to its hits as a
+/// hit would.
 pub fn cover(ws: &WordStream, table: &dyn PassageLookup) -> PassageCover {
     let p = table.params();
     let n = ws.words.len();
@@ -322,36 +501,56 @@ pub fn cover(ws: &WordStream, table: &dyn PassageLookup) -> PassageCover {
         return out;
     }
     let mut anc = Vec::new();
-    anchors(&ws.words, p, &mut anc);
+    let mut run_anchors = Vec::new();
+    for run in ws.hashed_runs() {
+        anchors(&ws.words[run.clone()], p, &mut run_anchors);
+        anc.extend(run_anchors.iter().map(|a| Anchor { hash: a.hash, word: a.word + run.start as u32 }));
+    }
     // A k-gram repeated on the page is one piece of evidence: its first place.
     anc.sort_unstable_by_key(|a| (a.hash, a.word));
     anc.dedup_by_key(|a| a.hash);
-    let mut hits: Vec<(SourceId, u32)> = Vec::new();
+    // (source, first word, last word + 1, from a hit): hits, then labeled counted blocks.
+    let mut marks: Vec<(SourceId, usize, usize, bool)> = Vec::new();
     for a in &anc {
         if table.is_stop_passage(a.hash) {
             continue;
         }
         if let Some(s) = table.lookup_passage(a.hash) {
-            hits.push((s, a.word));
+            marks.push((s, a.word as usize, a.word as usize + p.words as usize, true));
         }
     }
-    if hits.len() < MIN_HITS {
+    for &(b, labeled) in &ws.counted {
+        if let Some(s) = labeled {
+            let r = ws.block_range(b as usize);
+            marks.push((s, r.start, r.end, false));
+        }
+    }
+    if marks.is_empty() {
         return out;
     }
-    hits.sort_unstable();
+    marks.sort_unstable();
     // Per word: the source covering it (the first accepted source, most words first).
     let mut owner: Vec<SourceId> = vec![NOBODY; n];
     let mut per_source: Vec<(SourceCover, Vec<(usize, usize)>)> = Vec::new();
-    for group in hits.chunk_by(|a, b| a.0 == b.0) {
-        if group.len() < MIN_HITS {
+    for group in marks.chunk_by(|a, b| a.0 == b.0) {
+        let hits = group.iter().filter(|m| m.3).count();
+        let proven = hits < group.len();
+        if hits < MIN_HITS && !proven {
             continue;
         }
-        let spans = spans_of(group.iter().map(|h| h.1 as usize), p, ws);
-        let words: usize = spans.iter().map(|(s, e)| e - s).sum();
-        if words < MIN_SOURCE_WORDS as usize {
+        // A lone hit far from the source's others is a common phrase, not a copy (on a long
+        // page, three of them would otherwise reach the thresholds): only clusters count.
+        let spans: Vec<Span> = spans_of(group.iter().map(|m| (m.1, m.2, m.3)), p, ws)
+            .into_iter()
+            .filter(|s| proven || s.hits >= MIN_SPAN_HITS)
+            .collect();
+        let hits: u32 = spans.iter().map(|s| s.hits).sum();
+        let words: usize = spans.iter().map(|s| s.end - s.start).sum();
+        if (hits < MIN_HITS as u32 || words < MIN_SOURCE_WORDS as usize) && !proven {
             continue;
         }
-        let sc = SourceCover { source: group[0].0, hits: group.len() as u32, words: words as u32 };
+        let spans: Vec<(usize, usize)> = spans.iter().map(|s| (s.start, s.end)).collect();
+        let sc = SourceCover { source: group[0].0, hits, words: words as u32 };
         per_source.push((sc, spans));
     }
     per_source.sort_by(|a, b| b.0.words.cmp(&a.0.words).then(a.0.source.cmp(&b.0.source)));
@@ -367,13 +566,18 @@ pub fn cover(ws: &WordStream, table: &dyn PassageLookup) -> PassageCover {
     }
     out.sources = per_source.into_iter().map(|(sc, _)| sc).collect();
     out.covered_words = owner.iter().filter(|&&o| o != NOBODY).count() as u32;
+    let mut counted = ws.counted.iter().map(|c| c.0 as usize).peekable();
     for b in 0..ws.block_count() {
+        if counted.next_if_eq(&b).is_some() {
+            continue;
+        }
         let r = ws.block_range(b);
         if r.is_empty() {
             continue;
         }
         let covered = owner[r.clone()].iter().filter(|&&o| o != NOBODY).count();
         if (covered as f64) < BLOCK_COVER_SHARE * r.len() as f64 {
+            out.partial_blocks += covered as f64 / r.len() as f64;
             continue;
         }
         if let Some(src) = majority(&owner[r]) {
@@ -383,32 +587,50 @@ pub fn cover(ws: &WordStream, table: &dyn PassageLookup) -> PassageCover {
     out
 }
 
-/// The word spans hits at `positions` (sorted) cover: each hit's k-gram widened by a
-/// modulus on each side, but not into another block (a navigation line beside a copied
-/// paragraph is not copied because a hit is near it); hits at most [`BRIDGE_MODULI`] moduli
-/// apart joined, across blocks (text between two hits of one source is the copy's); merged.
+/// The word spans one source's marks cover (`(first, end, is_hit)`, sorted by first word):
+/// a hit's k-gram widened by a modulus on each side, but not into another block (a
+/// navigation line beside a copied paragraph is not copied because a hit is near it), a
+/// labeled counted block as it is; marks at most [`BRIDGE_MODULI`] moduli apart joined,
+/// across blocks (text between two hits of one source is the copy's); merged.
 fn spans_of(
-    positions: impl Iterator<Item = usize>,
+    marks: impl Iterator<Item = (usize, usize, bool)>,
     p: PassageParams,
     ws: &WordStream,
-) -> Vec<(usize, usize)> {
+) -> Vec<Span> {
     let half = p.modulus as usize;
-    let k = p.words as usize;
     let bridge = (BRIDGE_MODULI * p.modulus) as usize;
     let n = ws.words.len();
-    let mut spans: Vec<(usize, usize)> = Vec::new();
-    for pos in positions {
-        let first = ws.block_range(ws.block_of(pos));
-        let last = ws.block_range(ws.block_of((pos + k).saturating_sub(1).min(n.saturating_sub(1))));
-        let s = pos.saturating_sub(half).max(first.start);
-        let e = (pos + k + half).min(last.end.max(pos + k)).min(n);
+    let mut spans: Vec<Span> = Vec::new();
+    for (pos, end, is_hit) in marks {
+        let (s, e) = if is_hit {
+            let first = ws.block_range(ws.block_of(pos));
+            let last = ws.block_range(ws.block_of(end.saturating_sub(1).min(n.saturating_sub(1))));
+            (pos.saturating_sub(half).max(first.start), (end + half).min(last.end.max(end)).min(n))
+        } else {
+            (pos, end)
+        };
+        let hits = u32::from(is_hit);
         match spans.last_mut() {
-            Some(last) if s <= last.1 || pos.saturating_sub(last.1) <= bridge => last.1 = last.1.max(e),
-            _ => spans.push((s, e)),
+            Some(last) if s <= last.end || pos.saturating_sub(last.end) <= bridge => {
+                last.end = last.end.max(e);
+                last.hits += hits;
+            }
+            _ => spans.push(Span { start: s, end: e, hits }),
         }
     }
     spans
 }
+
+/// Words one source's marks cover together, with the hits among them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    end: usize,
+    hits: u32,
+}
+
+/// A span counts only with this many hits (or beside exact chunks of its source).
+pub const MIN_SPAN_HITS: u32 = 2;
 
 /// No source covers the word.
 const NOBODY: SourceId = SourceId::MAX;
@@ -483,6 +705,34 @@ mod tests {
     }
 
     #[test]
+    fn counted_words_are_the_hashed_words() {
+        let samples = [
+            TEXT,
+            "",
+            "one",
+            "  lead and trail  ",
+            "Ünïcode wörds — with ‘quotes’ and naïve café 2026 ΑΒΓ δεζ Москва",
+            "abcdefghijklmnopqrstuvwxyz0123456789 exactly-sixteen!x ab\u{a0}cd",
+            "x\u{2014}y\u{00e9}z 12,34 a_b ...",
+        ];
+        for t in samples {
+            let mut w = Vec::new();
+            push_words(t, &mut w);
+            assert_eq!(count_words(t) as usize, w.len(), "{t:?}");
+            // Every cut of the text into two pieces at a char boundary counts the same
+            // words when the cut falls between words.
+            for (cut, _) in t.char_indices() {
+                let (a, b) = t.split_at(cut);
+                let (mut wa, mut wb) = (Vec::new(), Vec::new());
+                push_words(a, &mut wa);
+                push_words(b, &mut wb);
+                assert_eq!(count_words(a) as usize, wa.len(), "{a:?}");
+                assert_eq!(count_words(b) as usize, wb.len(), "{b:?}");
+            }
+        }
+    }
+
+    #[test]
     fn fingerprints_are_independent_of_block_boundaries() {
         let p = PassageParams::default();
         let words: Vec<&str> = TEXT.split(' ').filter(|w| !w.is_empty()).collect();
@@ -533,24 +783,60 @@ mod tests {
         ws
     }
 
+    /// Hits of 5-word k-grams at `at`, as `spans_of` takes them.
+    fn hits(at: &[usize]) -> impl Iterator<Item = (usize, usize, bool)> + '_ {
+        at.iter().map(|&w| (w, w + 5, true))
+    }
+
+    /// `spans_of`'s spans as (start, end).
+    fn ranges(spans: Vec<Span>) -> Vec<(usize, usize)> {
+        spans.into_iter().map(|s| (s.start, s.end)).collect()
+    }
+
     #[test]
     fn spans_widen_and_bridge() {
         let p = PassageParams { words: 5, modulus: 8 };
         let one = stream(&[100]);
         // Hits at 10 and 30: [2, 23) and [22, 43), overlapping: one span.
-        assert_eq!(spans_of([10usize, 30].into_iter(), p, &one), vec![(2, 43)]);
+        assert_eq!(ranges(spans_of(hits(&[10, 30]), p, &one)), vec![(2, 43)]);
         // Hits at 20 and 80: [12, 33), then 47 words to 80 (≤ 64): bridged.
-        assert_eq!(spans_of([20usize, 80].into_iter(), p, &one), vec![(12, 93)]);
+        assert_eq!(ranges(spans_of(hits(&[20, 80]), p, &one)), vec![(12, 93)]);
         // Hits 95 apart (82 words between): two spans, the last clipped to the text.
-        assert_eq!(spans_of([0usize, 95].into_iter(), p, &one), vec![(0, 13), (87, 100)]);
+        assert_eq!(ranges(spans_of(hits(&[0, 95]), p, &one)), vec![(0, 13), (87, 100)]);
         // Blocks of 5, 50, 45 words: a hit at 5 is not widened into the first block, nor one
         // at 50 into the third; a k-gram crossing a boundary covers its own words.
         let three = stream(&[5, 50, 45]);
         assert_eq!(three.block_of(4), 0);
         assert_eq!(three.block_of(5), 1);
-        assert_eq!(spans_of([5usize].into_iter(), p, &three), vec![(5, 18)]);
-        assert_eq!(spans_of([46usize].into_iter(), p, &three), vec![(38, 55)]);
-        assert_eq!(spans_of([53usize].into_iter(), p, &three), vec![(45, 66)]);
+        assert_eq!(ranges(spans_of(hits(&[5]), p, &three)), vec![(5, 18)]);
+        assert_eq!(ranges(spans_of(hits(&[46]), p, &three)), vec![(38, 55)]);
+        assert_eq!(ranges(spans_of(hits(&[53]), p, &three)), vec![(45, 66)]);
+    }
+
+    #[test]
+    fn scattered_common_phrases_are_no_copy_clustered_ones_are() {
+        let p = PassageParams::default();
+        let t = table_of(TEXT, p, 7);
+        // Three anchors of the source, as 5-word phrases.
+        let words: Vec<&str> = TEXT.split_whitespace().collect();
+        let mut hashes = Vec::new();
+        push_words(TEXT, &mut hashes);
+        assert_eq!(hashes.len(), words.len());
+        let mut a = Vec::new();
+        anchors(&hashes, p, &mut a);
+        assert!(a.len() >= 3, "{a:?}");
+        let phrases: Vec<String> =
+            a.iter().take(3).map(|x| words[x.word as usize..][..5].join(" ")).collect();
+        let filler = |n: usize| (0..n).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
+        // 300 unrelated words apart (a long manual sharing three phrases with the source):
+        // three lone hits, no cluster.
+        let far = format!("{} {} {} {} {}", phrases[0], filler(300), phrases[1], filler(300), phrases[2]);
+        let c = cover(&WordStream::of_blocks([far.as_str()]), &t);
+        assert!(c.sources.is_empty(), "{c:?}");
+        // 30 words apart: one cluster of three hits.
+        let near = format!("{} {} {} {} {}", phrases[0], filler(30), phrases[1], filler(30), phrases[2]);
+        let c = cover(&WordStream::of_blocks([near.as_str()]), &t);
+        assert_eq!(c.sources.first().map(|s| (s.source, s.hits)), Some((7, 3)), "{c:?}");
     }
 
     #[test]

@@ -8,7 +8,8 @@ Each task streams its WARC files over HTTP(S) (Python's urllib; a broken transfe
 with a Range request from the byte it stopped at, retried with exponential backoff and given
 up after --retries attempts without progress) and runs the `ditto_detect` wheel's
 `Detector.scan_warc` on the stream: the stage functions of `ditto scan` (trap filter, clean,
-fingerprint, match), one capture (URL + body SHA-1) counted once per file. A task emits its
+fingerprint, match; with the label set's passages, so edited copies count, unless --match
+exact), one capture (URL + body SHA-1) counted once per file. A task emits its
 file's page rows and per-neighborhood integer accumulators (pages, chunks, labeled chunks,
 Σ contains in fixed point), keyed by the file's number in the listing.
 
@@ -30,7 +31,8 @@ Output (--out DIR):
   threshold.json      {kind, value, mean, sd, population, bits: {value, mean, sd}}
   pages.parquet/      per-page verdicts: url, file_hash, warc_file, warc_offset, fetch_time,
                       status, chunks, labeled_chunks, stop_chunks, contains, neighborhoods,
-                      sources, evidence (each capture once)
+                      sources, evidence (with each passage's match: exact or passage),
+                      words, covered_words (null without passage matching); each capture once
   neighborhoods.parquet/  every neighborhood: accumulators, badness, flagged
   files.parquet/      per listed file: ok, error, records, pages, bytes, resumes, seconds
   summary.json        totals and timings
@@ -40,7 +42,7 @@ Common Crawl's warc.paths.gz) and/or WARC URLs or local paths as arguments. A pa
 twice is scanned once. A file whose transfer keeps failing is reported (files.parquet,
 summary.json, stderr) and counted; its pages are left out and the rest go on.
 
-Options mirror `ditto scan`/`ditto report`: --stop-chunks, --no-default-stop-chunks,
+Options mirror `ditto scan`/`ditto report`: --match, --stop-chunks, --no-default-stop-chunks,
 --max-path-repeats, --max-depth, --max-body-bytes, --threshold, --min-pages, --evidence,
 --sources. See README.md beside this file.
 """
@@ -250,6 +252,7 @@ def detector(conf):
             stop_chunks=[SparkFiles.get(s) for s in conf["stop_chunks"]],
             max_path_repeats=conf["max_path_repeats"],
             max_depth=conf["max_depth"],
+            match=conf["match"],
         )
         _DETECTORS[key] = det
     return det
@@ -297,7 +300,7 @@ def _test_fail_once(loc):
 
 PAGE_FIELDS = (
     "url file_hash warc_offset fetch_time status chunks labeled_chunks stop_chunks contains "
-    "contains_fixed neighborhoods sources evidence"
+    "contains_fixed neighborhoods sources evidence evidence_match words covered_words"
 ).split()
 
 
@@ -305,7 +308,13 @@ def schemas():
     from pyspark.sql import types as T
 
     source = T.StructType([T.StructField("id", T.LongType()), T.StructField("chunks", T.LongType())])
-    evidence = T.StructType([T.StructField("source_id", T.LongType()), T.StructField("passage", T.StringType())])
+    evidence = T.StructType(
+        [
+            T.StructField("source_id", T.LongType()),
+            T.StructField("passage", T.StringType()),
+            T.StructField("match", T.StringType()),
+        ]
+    )
     pages = T.StructType(
         [
             T.StructField("file_no", T.LongType(), False),
@@ -323,6 +332,8 @@ def schemas():
             T.StructField("neighborhoods", T.ArrayType(T.StringType(), False), False),
             T.StructField("sources", T.ArrayType(source, False), False),
             T.StructField("evidence", T.ArrayType(evidence, False), False),
+            T.StructField("words", T.LongType(), True),
+            T.StructField("covered_words", T.LongType(), True),
         ]
     )
     accs = T.StructType(
@@ -360,8 +371,10 @@ def page_rows(rec):
     if not ok:
         return
     for p in rec[5]:
-        (url, fh, off, ft, st, ch, lab, stop, cont, cf, hoods, srcs, ev) = p
-        yield (file_no, loc, url, fh, off, ft, st, ch, lab, stop, cont, cf, hoods, srcs, ev)
+        (url, fh, off, ft, st, ch, lab, stop, cont, cf, hoods, srcs, ev, ev_match, words, covered) = p
+        # Each passage with how it was found (exact or passage), as `ditto report` writes it.
+        ev = [(s, text, m) for (s, text), m in zip(ev, ev_match)]
+        yield (file_no, loc, url, fh, off, ft, st, ch, lab, stop, cont, cf, hoods, srcs, ev, words, covered)
 
 
 def acc_rows(rec):
@@ -433,6 +446,7 @@ def report_json_rows(rows, conf, threshold):
                     "source_id": e["source_id"],
                     "source_title": t[0] if t else None,
                     "source_url": t[1] if t else None,
+                    "match": e["match"],
                 }
             )
         row = {
@@ -556,7 +570,15 @@ def run(spark, a, files, conf):
         .groupBy("neighborhood")
         .agg(
             F.sort_array(
-                F.collect_list(F.struct("rank", "url", F.col("e.source_id").alias("source_id"), F.col("e.passage").alias("passage")))
+                F.collect_list(
+                    F.struct(
+                        "rank",
+                        "url",
+                        F.col("e.source_id").alias("source_id"),
+                        F.col("e.passage").alias("passage"),
+                        F.col("e.match").alias("match"),
+                    )
+                )
             ).alias("first_passages")
         )
     )
@@ -650,6 +672,7 @@ def report_schema():
             T.StructField("source_id", T.LongType()),
             T.StructField("source_title", T.StringType()),
             T.StructField("source_url", T.StringType()),
+            T.StructField("match", T.StringType()),
         ]
     )
     return T.StructType(
@@ -676,6 +699,12 @@ def main(argv=None):
     ap.add_argument("--labelset", required=True)
     ap.add_argument("--out", required=True, help="output directory (must not exist, or be empty)")
     ap.add_argument("--master", default=None, help="default: spark-submit's, else local[*]")
+    ap.add_argument(
+        "--match",
+        choices=("passage", "exact"),
+        default="passage",
+        help="passage (default): exact chunks and labeled passages (edited copies), where the label set has them; exact: exact chunks only",
+    )
     ap.add_argument("--stop-chunks", action="append", default=[])
     ap.add_argument("--no-default-stop-chunks", action="store_true")
     ap.add_argument("--max-path-repeats", type=int, default=3)
@@ -749,6 +778,7 @@ def main(argv=None):
         "labelset": os.path.basename(a.labelset),
         "stop_chunks": [os.path.basename(s) for s in a.stop_chunks],
         "default_stop_chunks": not a.no_default_stop_chunks,
+        "match": a.match,
         "max_path_repeats": a.max_path_repeats,
         "max_depth": a.max_depth,
         "max_body_bytes": a.max_body_bytes,

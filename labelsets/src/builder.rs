@@ -325,7 +325,7 @@ impl LabelSetBuilder {
         // Its passages (stop passages already dropped there: an anchor common in both parts
         // but under the limit in each stays; `FORMAT.md`, "Passages").
         match (ls.passages(), ls.passage_header()) {
-            (Some(view), Some(ph)) if self.passage_params == Some(ph.params()) => {
+            (Some(view), Some(ph)) if self.passage_params == Some(ph.params()) && ph.word_hash_current() => {
                 self.anchors_seen += ph.anchors_seen;
                 self.passages.extend(view.iter().map(|(h, s)| (h, (base + s as u64) as SourceId)));
             }
@@ -521,6 +521,7 @@ impl LabelSetBuilder {
             self.stop_passages += stop;
             let sections = PassageSections::of(&table);
             header.passages = Some(PassageHeader {
+                word_hash: detector::passages::WORD_HASH_VERSION,
                 words: params.words,
                 modulus: params.modulus,
                 max_documents: self.passage_max_documents,

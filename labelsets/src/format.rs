@@ -114,6 +114,9 @@ pub struct Sections {
     pub source_blob: Section,
 }
 
+/// Bytes of a section hashed between two releases of its pages (`LabelSet::check_section`).
+const CHECK_WINDOW: usize = 16 << 20;
+
 /// A section's checksum: XXH3-64 (seed 0) of its bytes; 16 hex digits in the JSON header
 /// (a JSON number could not hold every u64 for readers that parse numbers as doubles).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -620,9 +623,13 @@ impl LabelSet {
         self.passages.as_ref().map(|t| &t.header)
     }
 
-    /// The passage table as the detector looks it up (`None`: exact chunks only).
+    /// The passage table as the detector looks it up (`None`: exact chunks only, also when
+    /// the table was built with another word hash: its anchors would never match).
     pub fn passages(&self) -> Option<PassageView<'_>> {
-        self.passages.as_ref().map(|table| PassageView { table, map: &self.map })
+        self.passages
+            .as_ref()
+            .filter(|t| t.header.word_hash_current())
+            .map(|table| PassageView { table, map: &self.map })
     }
 
     fn expected_checksum(&self, s: SectionId) -> Checksum {
@@ -636,16 +643,47 @@ impl LabelSet {
     }
 
     /// Hash section `s` and compare with the header (O(section size)).
+    ///
+    /// The section is read in windows of [`CHECK_WINDOW`] bytes, each given back to the
+    /// kernel once hashed ([`LabelSet::release`]): a scan verifies the exact and passage
+    /// tables on open, and at Wikipedia size (GBs) would otherwise keep them all resident
+    /// though it reads a few entries a page (issue 36: resident memory after open).
     pub fn check_section(&self, s: SectionId) -> SectionCheck {
-        let r = self.range(s);
+        let r = self.range(s).clone();
         let bytes = self.map.get(r.clone()).unwrap_or(&[]);
+        let mut hasher = Xxh3::new();
+        for (i, window) in bytes.chunks(CHECK_WINDOW).enumerate() {
+            hasher.update(window);
+            self.release(r.start + i * CHECK_WINDOW, window.len());
+        }
         SectionCheck {
             section: Some(s),
             offset: r.start as u64,
             len: r.len() as u64,
             expected: self.expected_checksum(s),
-            found: Checksum::of(bytes),
+            found: Checksum(hasher.digest()),
         }
+    }
+
+    /// Drop this process's pages of `len` bytes of the mapping at `offset` (the whole pages
+    /// inside it): they stay in the page cache and fault in again when read.
+    fn release(&self, offset: usize, len: usize) {
+        #[cfg(unix)]
+        {
+            const PAGE: usize = 4096;
+            let (start, end) = (offset.next_multiple_of(PAGE), (offset + len) / PAGE * PAGE);
+            if end > start && end <= self.map.len() {
+                // SAFETY: the mapping is read-only and file-backed (`open_unverified`): after
+                // MADV_DONTNEED, reads fault the same bytes in again from the file, so no
+                // reference into the map sees different data. A page size other than 4 KiB
+                // makes the call fail with EINVAL, ignored: the pages then just stay.
+                let _ = unsafe {
+                    self.map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+                };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = (offset, len);
     }
 
     /// The header's checksum (checked on open) and every section's, in file order.

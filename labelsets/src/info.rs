@@ -80,6 +80,15 @@ pub fn render_header_text(h: &Header) -> String {
                 p.max_documents,
                 p.anchors_seen
             );
+            if !p.word_hash_current() {
+                let _ = writeln!(
+                    s,
+                    "                 built with word hash {}, not this ditto's {}: not matched (exact \
+                     chunks only); rebuild the label set for passage evidence",
+                    p.word_hash,
+                    detector::passages::WORD_HASH_VERSION
+                );
+            }
         }
         None => {
             let _ = writeln!(s, "passages:        none (exact chunks only: edited copies are not found)");

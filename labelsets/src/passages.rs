@@ -47,6 +47,11 @@ pub const PASSAGE_BITS_PER_KEY: u32 = 10;
 /// The header's `passages` object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PassageHeader {
+    /// The word hash the anchors were taken with (`detector::passages::WORD_HASH_VERSION`;
+    /// absent, 1, in the files of the first passage format). A table with another version
+    /// is not matched against ([`crate::LabelSet::passages`]).
+    #[serde(default = "first_word_hash")]
+    pub word_hash: u32,
     /// Words per k-gram.
     pub words: u32,
     /// Anchors: k-grams whose hash is 0 modulo this.
@@ -69,7 +74,16 @@ pub struct PassageHeader {
     pub checksums: PassageChecksums,
 }
 
+fn first_word_hash() -> u32 {
+    1
+}
+
 impl PassageHeader {
+    /// Whether this ditto hashes words as the table's builder did.
+    pub fn word_hash_current(&self) -> bool {
+        self.word_hash == detector::passages::WORD_HASH_VERSION
+    }
+
     pub fn params(&self) -> PassageParams {
         PassageParams { words: self.words, modulus: self.modulus }
     }
@@ -308,6 +322,7 @@ mod tests {
         let tb = map.len()..map.len() + ps.table.len();
         map.extend_from_slice(&ps.table);
         let header = PassageHeader {
+            word_hash: detector::passages::WORD_HASH_VERSION,
             words: 5,
             modulus: 8,
             max_documents: 8,

@@ -38,7 +38,13 @@ pub struct StopChunks {
     /// Some digest came without its text ([`Self::add_digest`]): the text keys no longer
     /// cover the list, and every chunk may be a stop chunk.
     opaque_digests: bool,
+    /// The raw texts long enough to hold a word k-gram: their passages are stop passages
+    /// ([`StopList::stop_passages`]), so a stop text inside a longer block is no evidence.
+    passage_texts: Vec<String>,
 }
+
+/// Texts with fewer words hold no word k-gram (k is at least 2).
+const MIN_PASSAGE_TEXT_WORDS: u32 = 2;
 
 /// A set of 64-bit text keys: a 4096-bit filter on the top bits in front of a sorted
 /// vector (the lists hold ~100 to a few thousand entries).
@@ -103,6 +109,7 @@ impl StopChunks {
             sets: Vec::new(),
             text_keys: TextKeys::default(),
             opaque_digests: false,
+            passage_texts: Vec::new(),
         }
     }
 
@@ -164,6 +171,13 @@ impl StopChunks {
     pub fn add_text(&mut self, raw: &str) {
         let normalized = self.norm.apply(raw);
         self.add_known_text(&normalized, chunk_hash(&normalized));
+        self.add_passage_text(raw);
+    }
+
+    fn add_passage_text(&mut self, raw: &str) {
+        if detector::passages::count_words(raw) >= MIN_PASSAGE_TEXT_WORDS {
+            self.passage_texts.push(raw.to_string());
+        }
     }
 
     /// A chunk whose normalized text (and so its [`text_key`]) is known.
@@ -179,6 +193,7 @@ impl StopChunks {
         let normalized = self.norm.apply(raw);
         if chunk_hash(&normalized) == d {
             self.add_known_text(&normalized, d);
+            self.add_passage_text(raw);
         } else {
             self.add_digest(d);
         }
@@ -245,11 +260,44 @@ impl StopList for StopChunks {
             || self.text_keys.contains(text_key(normalized))
             || self.sets.iter().any(|s| normalized.len() >= s.min_member_bytes())
     }
+
+    /// Every word k-gram of the list's texts (all of them, not only anchors: whichever the
+    /// label set's modulus keeps is then covered).
+    fn stop_passages(&self, p: detector::passages::PassageParams) -> Vec<detector::passages::PassageHash> {
+        let all = detector::passages::PassageParams { modulus: 1, ..p };
+        let mut out: Vec<_> = self
+            .passage_texts
+            .iter()
+            .flat_map(|t| detector::passages::document_anchors([t.as_str()], all))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stop_texts_give_stop_passages() {
+        let p = detector::passages::PassageParams::default();
+        let text = "Content is provided for informational purposes only and is not advice.";
+        let s = StopChunks::from_text(&format!("home\n{text}\n"), Normalization::default());
+        let got = s.stop_passages(p);
+        // 11 words: 7 five-word k-grams; "home" holds none.
+        assert_eq!(got.len(), 7);
+        let anchors = detector::passages::document_anchors(
+            [text],
+            detector::passages::PassageParams { modulus: 1, ..p },
+        );
+        assert_eq!(got, anchors);
+        // Reviewed stop chunks (text with its digest) count too.
+        let mut r = StopChunks::new(Normalization::default());
+        r.add_text_with_digest(text, chunk_hash(&Normalization::default().apply(text)));
+        assert_eq!(r.stop_passages(p), got);
+    }
 
     #[test]
     fn default_list_has_the_papers_examples_and_navigation() {

@@ -101,3 +101,50 @@ fn a_merge_holds_the_passages_of_one_build() {
     assert!(mv.len() - ov.len() <= ov.len() / 100, "{} vs {}", mv.len(), ov.len());
     assert!(mv.iter().filter(|e| ov_set.contains(e)).count() == ov.len());
 }
+
+/// A table of the first passage format (no `word_hash` in its header: words hashed one byte
+/// at a time) or of another word hash holds anchors this ditto never computes: it is shown by
+/// `info`, but not matched against, and a merge leaves it out.
+#[test]
+fn a_table_of_another_word_hash_is_not_matched() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read(build(dir.path(), "now", None, true)).unwrap();
+    let field = format!("\"word_hash\":{},", detector::passages::WORD_HASH_VERSION);
+    for replacement in
+        [" ".repeat(field.len()), field.replace(&detector::passages::WORD_HASH_VERSION.to_string(), "1")]
+    {
+        let at =
+            good.windows(field.len()).position(|w| w == field.as_bytes()).expect("word_hash in the header");
+        let mut b = good.clone();
+        b[at..at + field.len()].copy_from_slice(replacement.as_bytes());
+        // The header checksum covers bytes 0..16+H.
+        let hend = 16 + u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
+        let sum = labelsets::Checksum::of(&b[..hend]);
+        b[hend..hend + 8].copy_from_slice(&sum.0.to_le_bytes());
+        let path = dir.path().join("old.dls");
+        std::fs::write(&path, &b).unwrap();
+        let old = LabelSet::open_verified(&path).unwrap();
+        assert_eq!(old.passage_header().map(|h| h.word_hash), Some(1));
+        assert!(old.passages().is_none());
+        let now = LabelSet::open_verified(build(dir.path(), "again", None, true)).unwrap();
+        let found = |set: &LabelSet| -> usize {
+            let mut n = 0;
+            for id in 0..set.source_count() as u32 {
+                let src = set.source(id).unwrap();
+                let file = articles().join(format!("{}.html", src.title.replace([' ', '/'], "_")));
+                let Ok(body) = std::fs::read(&file) else { continue };
+                let doc = detector::clean(&body, Some("text/html"), None, &detector::CleanOptions::default());
+                let anchors = document_anchors(doc.blocks.iter(), now.params());
+                n += anchors.into_iter().filter(|&h| set.lookup_passage(h).is_some()).count();
+                if id > 20 {
+                    break;
+                }
+            }
+            n
+        };
+        assert!(found(&now) > 100);
+        assert_eq!(found(&old), 0);
+        let info = labelsets::info::render_text(&old);
+        assert!(info.contains("word hash 1, not this ditto's 2"), "{info}");
+    }
+}

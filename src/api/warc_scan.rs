@@ -18,6 +18,7 @@ use detector::{CleanOptions, NeighborhoodAccumulator, PageOrigin};
 use super::Detector;
 use crate::pipeline::metrics::{SkipReason, Skips};
 use crate::pipeline::stages::{self, DigestNeed, FilterSettings, Input};
+use crate::report::rows::match_kind;
 
 /// One analysed page of a WARC file: the fields of its store record that reports use.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +43,14 @@ pub struct ScannedPage {
     pub sources: Vec<(u32, u32)>,
     /// Copied passages (source id, passage), as stored.
     pub evidence: Vec<(u32, String)>,
+    /// How each of `evidence` was found (`exact` or `passage`), as `ditto report`'s evidence
+    /// `match`.
+    pub evidence_match: Vec<&'static str>,
+    /// Words on the page and those that are labeled text, when passages were matched
+    /// (`None` with [`super::MatchMode::Exact`] or a label set without passages), as
+    /// `ditto report --level page`'s `words` and `covered_words`.
+    pub words: Option<u32>,
+    pub covered_words: Option<u32>,
 }
 
 /// What scanning one WARC file gave.
@@ -108,6 +117,8 @@ impl Detector {
                 out.accumulators.entry(n.clone()).or_default().add(&w.accumulator);
             }
             let r = w.record;
+            let evidence_match = r.evidence.iter().map(|e| match_kind(&r, e)).collect();
+            let (words, covered_words) = r.passages.as_ref().map(|s| (s.words, s.covered_words)).unzip();
             out.pages.push(ScannedPage {
                 url: r.url,
                 file_hash: r.file_hash,
@@ -122,6 +133,9 @@ impl Detector {
                 neighborhoods: w.neighborhoods,
                 sources: r.sources.iter().map(|s| (s.source, s.chunks)).collect(),
                 evidence: r.evidence.into_iter().map(|e| (e.source, e.passage)).collect(),
+                evidence_match,
+                words,
+                covered_words,
             });
         }
         let st = pages.stats();

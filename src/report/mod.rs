@@ -22,6 +22,29 @@ pub use rows::{EvidenceRow, ReportRow, SourceRef, ThresholdInfo};
 /// Resolves a label-set source id to its title and URL.
 pub trait SourceNames {
     fn name(&self, id: u32) -> Option<(String, String)>;
+
+    /// The passage of source `id` that the page passage `passage` was copied from, when the
+    /// sources' text is at hand (`ditto report --source-pages`; a label set keeps none).
+    fn source_passage(&self, _id: u32, _passage: &str) -> Option<String> {
+        None
+    }
+}
+
+/// Source names with the sources' text read from the pages a label set was built from.
+pub struct WithSourcePages {
+    pub names: Box<dyn SourceNames>,
+    pub texts: crate::source::labeled::SourceTexts,
+}
+
+impl SourceNames for WithSourcePages {
+    fn name(&self, id: u32) -> Option<(String, String)> {
+        self.names.name(id)
+    }
+    fn source_passage(&self, id: u32, passage: &str) -> Option<String> {
+        let (_, url) = self.names.name(id)?;
+        let blocks = self.texts.blocks(&url).ok()?;
+        crate::source::labeled::source_passage(passage, &blocks)
+    }
 }
 
 /// No label set at hand: sources are shown by id.
@@ -265,8 +288,7 @@ fn collect_evidence(p: &PageRecord, names: &dyn SourceNames, max: usize, out: &m
     // One passage per page first, so the evidence spans pages.
     if let Some(e) = p.evidence.first() {
         if out.len() < max {
-            let (title, url) = names.name(e.source).unzip();
-            out.push(EvidenceRow::of(p, e, title, url));
+            out.push(EvidenceRow::of(p, e, names));
         }
     }
 }
@@ -328,15 +350,8 @@ fn pages(
         .map(|p| {
             let directives = page_directives(stores, &p.url)?;
             let per_source = p.sources.iter().map(|s| (s.source, s.chunks as u64)).collect();
-            let evidence = p
-                .evidence
-                .iter()
-                .take(cfg.evidence)
-                .map(|e| {
-                    let (title, url) = names.name(e.source).unzip();
-                    EvidenceRow::of(&p, e, title, url)
-                })
-                .collect();
+            let evidence =
+                p.evidence.iter().take(cfg.evidence).map(|e| EvidenceRow::of(&p, e, names)).collect();
             Ok(ReportRow {
                 level: "page",
                 neighborhood: p.url.clone(),

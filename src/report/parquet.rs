@@ -273,6 +273,8 @@ mod tests {
                 source_title: Some("t".into()),
                 source_url: None,
                 match_kind: "exact",
+                source_passage: None,
+                differs: None,
             }],
             near_duplicate_of: None,
             words: None,

@@ -47,25 +47,45 @@ pub struct EvidenceRow {
     /// set) or `passage` (labeled passages cover at least half of its words: an edited copy).
     #[serde(rename = "match")]
     pub match_kind: &'static str,
+    /// With `--source-pages`: the source paragraph the passage was copied from (shortened as
+    /// `passage` is) ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_passage: Option<String>,
+    /// ... and the words that differ, on the page only and in the source only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differs: Option<crate::source::labeled::WordChanges>,
 }
 
 impl EvidenceRow {
     /// The row for evidence `e` of page `p`.
-    pub fn of(
-        p: &store::PageRecord,
-        e: &store::Evidence,
-        title: Option<String>,
-        url: Option<String>,
-    ) -> Self {
-        let passage = p.passages.as_ref().is_some_and(|s| s.blocks.contains(&e.block));
+    pub fn of(p: &store::PageRecord, e: &store::Evidence, names: &dyn super::SourceNames) -> Self {
+        let (title, url) = names.name(e.source).unzip();
+        let source_passage = names.source_passage(e.source, &e.passage);
+        let differs = source_passage
+            .as_deref()
+            .and_then(|s| crate::source::labeled::word_changes(s, &e.passage, e.passage.ends_with('…')));
         EvidenceRow {
             url: p.url.clone(),
             passage: e.passage.clone(),
             source_id: e.source,
             source_title: title,
             source_url: url,
-            match_kind: if passage { "passage" } else { "exact" },
+            match_kind: match_kind(p, e),
+            source_passage: source_passage
+                .map(|s| crate::source::text::shorten_passage(&s, crate::source::text::PASSAGE_CHARS)),
+            differs,
         }
+    }
+}
+
+/// How evidence `e` of page `p` was found: `passage` when its block counts as labeled
+/// through labeled passages (an edited copy), else `exact`. The one rule of every report
+/// and of the `ditto_detect` wheel (`crate::api`).
+pub fn match_kind(p: &store::PageRecord, e: &store::Evidence) -> &'static str {
+    if p.passages.as_ref().is_some_and(|s| s.blocks.contains(&e.block)) {
+        "passage"
+    } else {
+        "exact"
     }
 }
 

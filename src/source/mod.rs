@@ -2,6 +2,7 @@
 //! produce [`detector::Page`]s that enter the pipeline at the same place as crawler fetches.
 
 pub mod dir;
+pub mod labeled;
 pub mod listing;
 #[cfg(feature = "crawl")]
 pub mod remote;

@@ -248,3 +248,145 @@ fn innocent_hosts_never_flagged() {
     assert_eq!(dir_of("http://a.test/"), None);
     assert_eq!(root_of("http://a.test/d/x.html"), "http://a.test/");
 }
+
+/// Kills the review server when the test ends, pass or fail.
+struct Review(std::process::Child);
+impl Drop for Review {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `ditto review` on `store` (with `extra` flags): the server and its base URL.
+fn review(store: &Path, extra: &[&str]) -> (Review, String) {
+    use std::io::BufRead;
+    let mut child = ditto()
+        .args(["review", "--store", store.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.split_whitespace().find(|w| w.starts_with("http://")).expect("server prints its URL");
+    (Review(child), url.trim_end_matches('/').to_string())
+}
+
+/// Evidence a reviewer can check (issue 36, item 4): with `--source-pages` (the articles the label
+/// set was built from), the page view of an edited copy shows its copied blocks beside the
+/// source paragraphs, the replaced words marked on both sides; without it, a line says how.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_shows_edited_blocks_beside_their_source_paragraphs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = Spec { edit: Edit::Synonym, seed: SEED, holdout: false, scale: Scale::small() };
+    let g = generate(&shared_data().join("wikipedia/articles"), &tmp.path().join("gen"), &spec).unwrap();
+    let dls = tmp.path().join("labels.dls");
+    run_ok(&[
+        "labelset",
+        "build",
+        "-q",
+        "--name",
+        "w",
+        "--min-chars",
+        "100",
+        "-o",
+        dls.to_str().unwrap(),
+        g.labelset_dir.to_str().unwrap(),
+    ]);
+    let store = tmp.path().join("store");
+    let (s, d) = (store.to_str().unwrap(), dls.to_str().unwrap());
+    run_ok(&[
+        "scan",
+        "--progress",
+        "none",
+        "--store",
+        s,
+        "--labelset",
+        d,
+        "--url-prefix",
+        &g.truth.url_prefix,
+        g.web_dir.to_str().unwrap(),
+    ]);
+    let copied: Vec<&str> = g
+        .truth
+        .hosts
+        .iter()
+        .flat_map(|h| &h.dirs)
+        .flat_map(|d| &d.pages)
+        .filter(|p| p.labeled && p.copies.is_some())
+        .map(|p| p.url.as_str())
+        .take(3)
+        .collect();
+    assert!(!copied.is_empty());
+    let client = reqwest::Client::new();
+    let view = |base: String, url: &str| {
+        let q = format!("{base}/p?url={}", url.replace(':', "%3A").replace('/', "%2F"));
+        let client = client.clone();
+        async move { client.get(q).send().await.unwrap().text().await.unwrap() }
+    };
+    let (_plain, base) = review(&store, &[]);
+    let body = view(base, copied[0]).await;
+    assert!(body.contains("beside-hint") && !body.contains("sbs beside"), "{body}");
+    drop(_plain);
+    let (_with, base) = review(&store, &["--source-pages", g.labelset_dir.to_str().unwrap()]);
+    let mut marked_rows = 0;
+    for url in &copied {
+        let body = view(base.clone(), url).await;
+        let table = body
+            .split("<table class=\"sbs beside\">")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no beside table for {url}: {body}"));
+        let table = table.split("</table>").next().unwrap();
+        let (mut beside, mut unmatched) = (0, 0);
+        for row in table.split("<tr>").skip(2) {
+            // The source cell names its source and holds its words; a changed word is
+            // marked in both cells. A block counted only because it lies between copied
+            // ones (an ad inside the copy) has no source paragraph, and says so.
+            let Some((src, page)) = row.split_once("<td class=\"ins\">") else {
+                assert!(row.contains("no paragraph of it shares this block's words"), "{row}");
+                unmatched += 1;
+                continue;
+            };
+            assert!(src.contains("<td class=\"del\">"), "{row}");
+            beside += 1;
+            if src.contains("<span class=\"wd\">") && page.contains("<span class=\"wd\">") {
+                marked_rows += 1;
+            }
+        }
+        assert!(beside > 2 * unmatched, "{beside} beside their source, {unmatched} without");
+    }
+    // One word per paragraph was replaced by a synonym: most rows show it.
+    assert!(marked_rows >= copied.len(), "{marked_rows} rows with marked words");
+    // The report's evidence with --source-pages: each passage row beside its source
+    // paragraph, the synonym among the page's words that differ.
+    let out = run_ok(&[
+        "report",
+        "--store",
+        s,
+        "--level",
+        "page",
+        "--format",
+        "jsonl",
+        "--source-pages",
+        g.labelset_dir.to_str().unwrap(),
+    ]);
+    let (mut with_source, mut passage_rows) = (0, 0);
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        for e in row["evidence"].as_array().unwrap() {
+            if e["match"] == "passage" {
+                passage_rows += 1;
+                let differs = &e["differs"]["page_only"];
+                if e["source_passage"].is_string() && differs.as_array().is_some_and(|d| !d.is_empty()) {
+                    with_source += 1;
+                }
+            }
+        }
+    }
+    assert!(passage_rows > 0 && with_source * 10 >= passage_rows * 9, "{with_source} of {passage_rows}");
+    // Without it, no such fields.
+    let out = run_ok(&["report", "--store", s, "--level", "page", "--format", "jsonl"]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("source_passage"));
+}

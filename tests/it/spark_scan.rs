@@ -10,6 +10,9 @@
 //! the server does not have (reported and counted, the rest go on); two files hold the same
 //! captures (each counted once), and the first attempt of some tasks fails on purpose after
 //! scanning (`DITTO_SPARK_TEST_FAIL_ONCE`; Spark runs them again, nothing is counted twice).
+//! One more file holds edited copies of the labeled articles (one word changed in every
+//! paragraph, issue 36): found through the label set's passages only, so the reports' evidence
+//! carries `"match": "passage"` there, and the Spark job must say so as `ditto report` does.
 //!
 //! Needs Java and PySpark as `spark_discover` does (target/spark-venv), and builds the
 //! `ditto_detect` wheel with maturin (target/python-plugin, as `python_plugin` does) into that
@@ -99,12 +102,66 @@ impl Drop for Server {
     }
 }
 
-/// The served tree: the demo crawl's WARC files, a copy of them elsewhere (the same
-/// captures twice), the big Debian WARC and its truncated prefix (same captures again, and
-/// a read error). Returns the relative paths in listing order.
+/// Host of the edited copies ([`write_edited_warc`]).
+const SPUN: &str = "http://spun.demo.test/";
+
+/// The words of one paragraph of text, the middle one of at least four letters replaced.
+fn one_word_changed(text: &str) -> String {
+    let mut words: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+    let n = words.len();
+    let at = (0..n)
+        .map(|k| (n / 2 + k) % n)
+        .find(|&i| words[i].chars().filter(|c| c.is_alphabetic()).count() >= 4)
+        .unwrap_or(n / 2);
+    words[at] = "zanzibarish".to_string();
+    words.join(" ")
+}
+
+/// A WARC file of edited copies of the demo's labeled articles, as a spinner makes them:
+/// every paragraph with one word changed (no paragraph is an exact chunk any more), under a
+/// heading and a line of their own, at `SPUN` + `articles/N.html`.
+fn write_edited_warc(path: &Path) {
+    let tmp = path.with_extension("d");
+    let mut w = crawler::warc::WarcWriter::new(&tmp, "spun", 1 << 30).unwrap();
+    for (i, (title, html)) in testweb::demo_articles().iter().enumerate() {
+        let mut body = format!(
+            "<html><head><title>{title}</title></head><body>\n<h1>{title}, rewritten</h1>\n\
+             <p>Our take on it, updated daily.</p>\n"
+        );
+        for line in html.lines().map(str::trim).filter(|l| l.starts_with("<p>")) {
+            let text = testweb::edited::plain_text(line);
+            if text.split_whitespace().count() >= 4 {
+                body.push_str(&format!("<p>{}</p>\n", testweb::edited::escape(&one_word_changed(&text))));
+            }
+        }
+        body.push_str("</body></html>\n");
+        let rec = crawler::warc::FetchRecord {
+            url: format!("{SPUN}articles/{i}.html"),
+            ip: None,
+            fetch_time: 1_700_000_000,
+            request_head: format!("GET /articles/{i}.html HTTP/1.1\r\nHost: spun.demo.test\r\n\r\n")
+                .into_bytes(),
+            status: 200,
+            reason: "OK".into(),
+            http_version: "HTTP/1.1".into(),
+            response_headers: vec![("Content-Type".into(), "text/html; charset=utf-8".into())],
+            payload: body.into_bytes(),
+            truncated: false,
+        };
+        w.write_fetch(&rec).unwrap();
+    }
+    w.close().unwrap();
+    let written: Vec<PathBuf> = std::fs::read_dir(&tmp).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    std::fs::rename(&written[0], path).unwrap();
+}
+
+/// The served tree: the demo crawl's WARC files, the edited copies, a copy of the demo's
+/// files elsewhere (the same captures twice), the big Debian WARC and its truncated prefix
+/// (same captures again, and a read error). Returns the relative paths in listing order.
 fn served_files(srv: &Path, demo_warcs: &Path) -> Vec<String> {
     let mut rel = Vec::new();
-    for d in ["crawl", "copy", "big"] {
+    for d in ["crawl", "copy", "big", "edited"] {
         std::fs::create_dir_all(srv.join(d)).unwrap();
     }
     let mut demo: Vec<PathBuf> = std::fs::read_dir(demo_warcs).unwrap().flatten().map(|e| e.path()).collect();
@@ -118,6 +175,8 @@ fn served_files(srv: &Path, demo_warcs: &Path) -> Vec<String> {
     for i in 0..demo.len() {
         rel.push(format!("crawl/demo-{i}.warc.gz"));
     }
+    write_edited_warc(&srv.join("edited/spun.warc.gz"));
+    rel.push("edited/spun.warc.gz".into());
     for name in ["debian-docs-html.warc.gz", "debian-docs-html.truncated.warc.gz"] {
         std::fs::copy(shared_data().join("warc/big").join(name), srv.join("big").join(name)).unwrap();
         rel.push(format!("big/{name}"));
@@ -176,9 +235,9 @@ fn spark_scan_over_loopback_http_equals_ditto_scan_and_report() {
     let demo = tmp.join("demo");
     run_ok(&["demo", "--out", demo.to_str().unwrap()]);
     let labelset = demo.join("wikipedia-demo.dls");
-    check_python_api(&py, &labelset);
     let srv = tmp.join("srv");
     let rel = served_files(&srv, &demo.join("warcs"));
+    check_python_api(&py, &labelset, &srv.join("edited/spun.warc.gz"));
 
     // ditto scan + ditto report over the local copies, in listing order.
     let db = tmp.join("scan.db");
@@ -195,14 +254,7 @@ fn spark_scan_over_loopback_http_equals_ditto_scan_and_report() {
     let want_text =
         String::from_utf8(run_ok(&["report", "--store", db.to_str().unwrap(), "--format", "jsonl"]).stdout)
             .unwrap();
-    // The Spark job's rows do not carry each evidence row's `match` (exact or passage) yet:
-    // everything else must be equal.
-    let mut want = jsonl(&want_text);
-    for row in &mut want {
-        for e in row["evidence"].as_array_mut().into_iter().flatten() {
-            e.as_object_mut().map(|o| o.remove("match"));
-        }
-    }
+    let want = jsonl(&want_text);
     let (th, pages) = {
         let store = store::Store::open(&db).unwrap();
         let cfg = ReportConfig {
@@ -219,6 +271,17 @@ fn spark_scan_over_loopback_http_equals_ditto_scan_and_report() {
     };
     assert!(want.len() >= 3, "the demo should flag neighborhoods: {want_text}");
     assert!(want.iter().any(|r| r["neighborhood"] == "http://farm.demo.test/articles/"), "{want_text}");
+    // The edited copies are flagged, with passage evidence (and the exact copies with exact).
+    let matches = |hood: &str| -> Vec<String> {
+        let row = want.iter().find(|r| r["neighborhood"] == hood);
+        let row = row.unwrap_or_else(|| panic!("{hood} not flagged: {want_text}"));
+        let ev = row["evidence"].as_array().unwrap();
+        ev.iter().map(|e| e["match"].as_str().unwrap().to_string()).collect()
+    };
+    let spun = matches(&format!("{SPUN}articles/"));
+    assert!(!spun.is_empty() && spun.iter().all(|m| m == "passage"), "{spun:?}: {want_text}");
+    let farm = matches("http://farm.demo.test/articles/");
+    assert!(!farm.is_empty() && farm.iter().all(|m| m == "exact"), "{farm:?}: {want_text}");
 
     // The same files over HTTP through a listing: one listed twice, one missing.
     let server_log = tmp.join("server.log");
@@ -291,8 +354,10 @@ fn spark_scan_over_loopback_http_equals_ditto_scan_and_report() {
 }
 
 /// `Detector.scan_warc` from Python: a path and a file-like object give the same rows, and an
-/// exception raised by the file-like object's `read` comes back as itself.
-fn check_python_api(py: &Path, labelset: &Path) {
+/// exception raised by the file-like object's `read` comes back as itself. The edited copies
+/// are found through passages by default, each passage saying so, and not at all with
+/// `match="exact"`.
+fn check_python_api(py: &Path, labelset: &Path, edited: &Path) {
     let script = r#"
 import sys, ditto_detect
 det = ditto_detect.Detector(sys.argv[1])
@@ -319,10 +384,27 @@ for x in (0.0, 0.0, 0.0, 1.0):
     m.push(x)
 assert (m.count, m.mean()) == (4, 0.25) and abs(m.std_dev() ** 2 - 0.1875) < 1e-15
 assert ditto_detect.badness(2, ditto_detect.contains_fixed(0.5)) == 0.25
+# Edited copies: every page found through passages (the passage evidence says so, and the
+# page's words are counted), none with exact chunks only.
+assert det.passages and not ditto_detect.Detector(sys.argv[1], match="exact").passages
+spun = det.scan_warc(sys.argv[3]).pages
+assert len(spun) == int(sys.argv[4]) > 0, len(spun)
+for p in spun:
+    url, chunks, labeled, ev, ev_match, words, covered = p[0], p[5], p[6], p[12], p[13], p[14], p[15]
+    assert labeled >= chunks // 2 and ev and len(ev_match) == len(ev), p
+    assert set(ev_match) == {"passage"}, (url, ev_match)
+    assert words and covered and covered * 2 >= words, (url, words, covered)
+exact = ditto_detect.Detector(sys.argv[1], match="exact").scan_warc(sys.argv[3]).pages
+assert [p[0] for p in exact] == [p[0] for p in spun]
+for p in exact:
+    assert p[6] == 0 and p[12] == [] and p[13] == [] and p[14] is None and p[15] is None, p
 print("ok")
 "#;
     let big = shared_data().join("warc/big/debian-docs-html.warc.gz");
-    let out = Command::new(py).arg("-c").arg(script).arg(labelset).arg(&big).output().expect("python");
+    let pages = testweb::demo_articles().len().to_string();
+    let mut cmd = Command::new(py);
+    cmd.arg("-c").arg(script).arg(labelset).arg(&big).arg(edited).arg(&pages);
+    let out = cmd.output().expect("python");
     assert!(
         out.status.success() && String::from_utf8_lossy(&out.stdout).contains("ok"),
         "the Python API check failed:\n{}\n{}",

@@ -8,9 +8,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ditto::api::{open_store, Detector, DetectorConfig, Verdict};
+use ditto::api::{open_store, Detector, DetectorConfig, MatchMode, Verdict};
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 
 mod warc;
@@ -25,10 +25,14 @@ fn err(e: impl Into<anyhow::Error>) -> PyErr {
 /// Detection for one label set (`.dls`), shareable across threads.
 ///
 /// Detector(labelset_path, default_stop_chunks=True, links=True, stop_chunks=(),
-///          max_path_repeats=3, max_depth=96)
+///          max_path_repeats=3, max_depth=96, match="passage")
 ///
-/// `stop_chunks`, `max_path_repeats` and `max_depth` are `ditto scan`'s `--stop-chunks`,
-/// `--max-path-repeats` and `--max-depth`.
+/// `stop_chunks`, `max_path_repeats`, `max_depth` and `match` are `ditto scan`'s
+/// `--stop-chunks`, `--max-path-repeats`, `--max-depth` and `--match`: `"passage"` (the
+/// default) also counts blocks covered by labeled passages (edited copies) where the label
+/// set has a passage table, `"exact"` matches exact chunks only (Ardi & Heidemann as
+/// published). A label set without passages matches exact chunks only and warns once
+/// (`UserWarning`).
 #[pyclass(module = "ditto_detect._native", name = "Detector", frozen)]
 struct PyDetector {
     inner: Arc<Detector>,
@@ -39,7 +43,8 @@ struct PyDetector {
 impl PyDetector {
     #[new]
     #[pyo3(signature = (labelset_path, default_stop_chunks = true, links = true, stop_chunks = Vec::new(),
-                        max_path_repeats = 3, max_depth = 96))]
+                        max_path_repeats = 3, max_depth = 96, r#match = "passage"))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         labelset_path: PathBuf,
@@ -48,11 +53,40 @@ impl PyDetector {
         stop_chunks: Vec<PathBuf>,
         max_path_repeats: usize,
         max_depth: usize,
+        r#match: &str,
     ) -> PyResult<Self> {
+        let match_mode = match r#match {
+            "passage" => MatchMode::Passage,
+            "exact" => MatchMode::Exact,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "match must be \"passage\" or \"exact\", not {other:?}"
+                )))
+            }
+        };
         let traps = detector::TrapRules { max_repeats: max_path_repeats, max_depth, ..Default::default() };
-        let cfg = DetectorConfig { default_stop_chunks, links, stop_chunks, traps };
+        let cfg = DetectorConfig { default_stop_chunks, links, stop_chunks, traps, match_mode };
         let det = py.allow_threads(|| Detector::open(&labelset_path, cfg)).map_err(err)?;
+        if match_mode == MatchMode::Passage && !det.passages() {
+            // `ditto scan` says this once on stderr; a Python caller gets a warning.
+            let msg = format!(
+                "{}: this label set has no passage table this ditto reads (built by an older ditto, \
+                 from hashes by discover or import, or with --passages off): only exact chunks are \
+                 matched, edited copies are not found; rebuild it with `ditto labelset build` for \
+                 passage evidence",
+                labelset_path.display()
+            );
+            let msg = std::ffi::CString::new(msg).map_err(err)?;
+            PyErr::warn(py, py.get_type::<PyUserWarning>().as_any(), &msg, 1)?;
+        }
         Ok(PyDetector { inner: Arc::new(det), labelset_path })
+    }
+
+    /// Whether pages are matched with labeled passages (edited copies) as well as exact
+    /// chunks: `match="passage"` and a label set with a passage table.
+    #[getter]
+    fn passages(&self) -> bool {
+        self.inner.passages()
     }
 
     /// Scan one WARC file as `ditto scan` does, without a store: `source` is a path, or a
@@ -147,6 +181,25 @@ impl PyVerdict {
     #[getter]
     fn evidence(&self) -> Vec<(u32, String)> {
         self.inner.evidence.clone()
+    }
+    /// How each of `evidence` was found, in its order: `"exact"` (the whole normalized
+    /// paragraph is in the label set) or `"passage"` (labeled passages cover at least half of
+    /// its words: an edited copy), as `ditto report`'s evidence `match`.
+    #[getter]
+    fn evidence_match(&self) -> Vec<&'static str> {
+        self.inner.evidence_match.clone()
+    }
+    /// Words on the page, when passages were matched; None with `match="exact"`, a label set
+    /// without passages, or a skipped page.
+    #[getter]
+    fn words(&self) -> Option<u32> {
+        self.inner.words
+    }
+    /// Of `words`, those that are labeled text (in exact labeled chunks or covered by
+    /// labeled passages); None as `words`.
+    #[getter]
+    fn covered_words(&self) -> Option<u32> {
+        self.inner.covered_words
     }
     /// Absolute outgoing links.
     #[getter]

@@ -60,8 +60,10 @@ pub struct PyWarcScan {
 impl PyWarcScan {
     /// The analysed pages, each capture (URL + body SHA-1) once, in file order: tuples
     /// `(url, file_hash, warc_offset, fetch_time, status, chunks, labeled_chunks,
-    /// stop_chunks, contains, contains_fixed, neighborhoods, sources, evidence)`, with
-    /// `sources` a list of `(source_id, chunks)` and `evidence` of `(source_id, passage)`.
+    /// stop_chunks, contains, contains_fixed, neighborhoods, sources, evidence,
+    /// evidence_match, words, covered_words)`, with `sources` a list of `(source_id, chunks)`,
+    /// `evidence` of `(source_id, passage)`, `evidence_match` how each was found (`"exact"` or
+    /// `"passage"`), and `words`/`covered_words` None when passages were not matched.
     /// Built on each access.
     #[getter]
     fn pages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
@@ -81,6 +83,9 @@ impl PyWarcScan {
                 p.neighborhoods.as_slice().into_pyobject(py)?.into_any().unbind(),
                 p.sources.as_slice().into_pyobject(py)?.into_any().unbind(),
                 p.evidence.as_slice().into_pyobject(py)?.into_any().unbind(),
+                p.evidence_match.as_slice().into_pyobject(py)?.into_any().unbind(),
+                p.words.into_pyobject(py)?.into_any().unbind(),
+                p.covered_words.into_pyobject(py)?.into_any().unbind(),
             ];
             rows.push(PyTuple::new(py, fields)?);
         }

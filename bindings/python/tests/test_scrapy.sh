@@ -49,8 +49,11 @@ say "fresh venv with $(basename "$WHEEL") and scrapy"
 VPY=$WORK/venv/bin/python
 "$VPY" -m pip install -q "$WHEEL" "scrapy>=2.6"
 
-# 2. The API on its own (no web), and the recrawl middleware's rule.
+# 2. The API on its own (no web); edited copies of shared Wikipedia articles through the API
+#    and a Scrapy crawl on loopback (passage evidence, and none with exact chunks only); the
+#    recrawl middleware's rule.
 "$VPY" "$PKG/tests/test_api.py" "$DITTO"
+"$VPY" "$PKG/tests/test_edited.py" "$DITTO" "$ROOT/../shared/data/wikipedia/articles"
 "$VPY" "$PKG/tests/test_recrawl_middleware.py"
 
 # 3. The demo web on a free loopback port; it writes the demo label set.

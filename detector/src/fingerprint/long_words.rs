@@ -265,38 +265,14 @@ fn masks64(b: &[u8], i: usize) -> (u64, u64) {
 
 /// Bit j set where byte j of `s` (16 bytes) is an ASCII word character, and where it is not
 /// ASCII.
-#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn masks16(s: &[u8]) -> (u16, u16) {
-    use std::arch::x86_64::*;
     debug_assert!(s.len() >= 16);
     if s.len() < 16 {
         return (0, 0);
     }
-    // SAFETY: SSE2 is part of x86_64, and the unaligned load reads `s[0..16]`, checked above.
-    unsafe {
-        let splat = |b: u8| _mm_set1_epi8(b as i8);
-        let v = _mm_loadu_si128(s.as_ptr() as *const __m128i);
-        // Unsigned range checks as signed compares after a bias: x + (0x80 − lo) < 0x80 + width.
-        let lowered = _mm_or_si128(v, splat(0x20));
-        let letter = _mm_cmplt_epi8(_mm_add_epi8(lowered, splat(0x80 - b'a')), splat(0x80 + 26));
-        let digit = _mm_cmplt_epi8(_mm_add_epi8(v, splat(0x80 - b'0')), splat(0x80 + 10));
-        let under = _mm_cmpeq_epi8(v, splat(b'_'));
-        let w = _mm_or_si128(_mm_or_si128(letter, digit), under);
-        (_mm_movemask_epi8(w) as u16, _mm_movemask_epi8(v) as u16)
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn masks16(s: &[u8]) -> (u16, u16) {
-    let (mut word, mut non_ascii) = (0u16, 0u16);
-    for (j, &c) in s.iter().take(16).enumerate() {
-        let class = WORD_BYTE[c as usize];
-        word |= ((class != 0 && class != 0xff) as u16) << j;
-        non_ascii |= ((c >= 0x80) as u16) << j;
-    }
-    (word, non_ascii)
+    let (alnum, under, non_ascii) = crate::passages::ascii_masks16(s);
+    (alnum | under, non_ascii)
 }
 
 /// Whether the non-ASCII character at byte `i` of `text` is a word character.

@@ -13,7 +13,11 @@ pub fn run(a: &ReportArgs) -> Result<()> {
         a.store.iter().map(|p| crate::analysis::open_store_for_reading(p)).collect::<Result<Vec<_>>>()?;
     let stores: Vec<&Store> = stores.iter().collect();
     crate::labelset::require_label_set(&stores, "report")?;
-    let names = crate::labelset::source_names_checked(&stores, a.labelset.as_deref())?;
+    let mut names = crate::labelset::source_names_checked(&stores, a.labelset.as_deref())?;
+    if !a.source_pages.is_empty() {
+        let texts = crate::source::labeled::SourceTexts::new(a.source_pages.clone())?;
+        names = Box::new(report::WithSourcePages { names, texts });
+    }
     let (th, mut rows) = report::build_merged(&stores, names.as_ref(), &a.to_config(), a.review_filter())?;
     if !a.near_dups {
         for r in &mut rows {

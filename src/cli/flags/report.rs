@@ -40,6 +40,11 @@ pub struct ReportArgs {
     /// Label set for source titles (default: the one the store was scanned with).
     #[arg(long, env = "DITTO_LABELSET")]
     pub labelset: Option<PathBuf>,
+    /// The pages the label set was built from (the directory, or files, given to `ditto
+    /// labelset build`; repeatable): each evidence row then also carries `source_passage`, the
+    /// source paragraph it was copied from, and `differs`, the words that differ (JSONL).
+    #[arg(long = "source-pages", value_name = "DIR")]
+    pub source_pages: Vec<PathBuf>,
     /// Only neighborhoods nobody has labeled yet (`ditto review`).
     #[arg(long, conflicts_with = "all")]
     pub unreviewed: bool,

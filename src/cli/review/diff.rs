@@ -206,32 +206,7 @@ pub fn word_diff(a: &str, b: &str) -> (String, String) {
     if ta.len() > MAX_WORD_TOKENS || tb.len() > MAX_WORD_TOKENS {
         return (esc(a), esc(b));
     }
-    let (n, m) = (ta.len(), tb.len());
-    let w = m + 1;
-    let mut t = vec![0u32; (n + 1) * w];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            t[i * w + j] = if ta[i] == tb[j] {
-                t[(i + 1) * w + j + 1] + 1
-            } else {
-                t[(i + 1) * w + j].max(t[i * w + j + 1])
-            };
-        }
-    }
-    let (mut keep_a, mut keep_b) = (vec![false; n], vec![false; m]);
-    let (mut i, mut j) = (0, 0);
-    while i < n && j < m {
-        if ta[i] == tb[j] {
-            keep_a[i] = true;
-            keep_b[j] = true;
-            i += 1;
-            j += 1;
-        } else if t[(i + 1) * w + j] >= t[i * w + j + 1] {
-            i += 1;
-        } else {
-            j += 1;
-        }
-    }
+    let (keep_a, keep_b) = crate::source::labeled::lcs_keep(&ta, &tb);
     let render = |toks: &[&str], keep: &[bool]| {
         let mut s = String::new();
         let mut open = false;

@@ -41,6 +41,12 @@ pub struct ReviewArgs {
     /// `auto` = mean + one standard deviation over all neighborhoods, or a value in [0, 1].
     #[arg(long, default_value = "auto")]
     pub threshold: ThresholdChoice,
+    /// The pages the label set was built from (the directory, or files, given to `ditto
+    /// labelset build`; repeatable): a page's view then shows each copied block beside the
+    /// source paragraph it came from, the words that differ marked. A label set keeps hashes,
+    /// not text, so without this the view shows the copied blocks only.
+    #[arg(long = "source-pages", value_name = "DIR")]
+    pub source_pages: Vec<PathBuf>,
 }
 
 fn default_reviewer() -> String {
@@ -100,6 +106,9 @@ pub fn run(a: ReviewArgs) -> Result<()> {
     let t0 = std::time::Instant::now();
     let mut review = Review::build(store, names, a.threshold, &a.reviewer)?;
     review.check_host = warning.is_none();
+    if !a.source_pages.is_empty() {
+        review.sources = Some(crate::source::labeled::SourceTexts::new(a.source_pages.clone())?);
+    }
     let review = Arc::new(review);
     // Which pages are near replicas of which: one pass over the pages, beside the server.
     let indexing = review.clone();

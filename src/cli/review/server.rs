@@ -19,11 +19,12 @@ use serde::Deserialize;
 use store::labels::{LabelIndex, ReviewLabel, Verdict};
 use store::{PageRecord, Store};
 
-use super::diff::BlockDiff;
+use super::diff::{word_diff, BlockDiff};
 use super::html::{self, esc, ext_link, pct};
 use super::marked;
 use super::svg::Histogram;
 use crate::report::{ThresholdChoice, ThresholdInfo};
+use crate::source::labeled::{source_passage, SourceTexts};
 
 /// Writing into a `String` cannot fail.
 macro_rules! w {
@@ -178,7 +179,13 @@ pub struct Review {
     /// URL → the later pages the scan marked near replicas of it (`near_duplicate_of` points
     /// one way: to the earlier page); built once, beside the server ([`Review::index_near_replicas`]).
     near_of: std::sync::OnceLock<HashMap<String, Vec<String>>>,
+    /// The pages the label set was built from (`--source-pages`), for copied blocks beside their
+    /// source paragraphs.
+    pub sources: Option<SourceTexts>,
 }
+
+/// Copied blocks shown beside their source paragraphs at most, per page.
+const MAX_BESIDE: usize = 100;
 
 /// Later near replicas listed per page at most.
 const NEAR_LISTED: usize = 20;
@@ -267,6 +274,7 @@ impl Review {
             check_host: true,
             top_sources: Mutex::new(HashMap::new()),
             near_of: std::sync::OnceLock::new(),
+            sources: None,
         })
     }
 
@@ -817,7 +825,73 @@ impl Review {
         let m = marked::marked_text(&blocks, &copied, &counted, &|id| self.names.link(id));
         s.push_str("<h2>Page text</h2>");
         s.push_str(&m.html());
+        self.render_beside_sources(s, &blocks, &copied);
         true
+    }
+
+    /// Each copied block beside the source paragraph it came from, the words that differ
+    /// marked (issue 36: an edited copy a reviewer can check word by word). The label set
+    /// keeps no text: the sources are read from `--source-pages`; without it, a line says so.
+    fn render_beside_sources(&self, s: &mut String, blocks: &[String], copied: &[Option<u32>]) {
+        let rows: Vec<(usize, u32)> =
+            copied.iter().enumerate().filter_map(|(b, c)| c.map(|src| (b, src))).take(MAX_BESIDE).collect();
+        if rows.is_empty() {
+            return;
+        }
+        let Some(texts) = &self.sources else {
+            s.push_str(
+                "<p class=\"muted beside-hint\">To see each copied block beside the source paragraph it came from, \
+                 with the words that differ marked, start <code>ditto review --source-pages DIR</code> with the pages \
+                 the label set was built from.</p>",
+            );
+            return;
+        };
+        s.push_str(
+            "<h2>Copied blocks beside their sources</h2><table class=\"sbs beside\"><thead><tr>\
+             <th>source paragraph (words the page dropped or changed struck)</th>\
+             <th>on this page (words it added or changed marked)</th></tr></thead><tbody>",
+        );
+        for (b, src) in rows {
+            let Some(page) = blocks.get(b) else { continue };
+            let Some((title, url)) = self.names.name(src) else {
+                w!(
+                    s,
+                    "<tr><td class=\"gap\">source #{src}: not in the label set</td><td>{}</td></tr>",
+                    esc(page)
+                );
+                continue;
+            };
+            let source = texts.blocks(url).map(|doc| source_passage(page, &doc));
+            match source {
+                Ok(Some(orig)) => {
+                    let (a, p) = word_diff(&orig, page);
+                    w!(
+                        s,
+                        "<tr><td class=\"del\"><small>{}</small><br>{a}</td><td class=\"ins\">{p}</td></tr>",
+                        self.names.link(src)
+                    );
+                }
+                Ok(None) => {
+                    w!(
+                        s,
+                        "<tr><td class=\"gap\">{}: no paragraph of it shares this block's words</td><td>{}</td></tr>",
+                        esc(title),
+                        esc(page)
+                    );
+                }
+                Err(why) => {
+                    w!(
+                        s,
+                        "<tr><td class=\"gap\">{} ({}): {}</td><td>{}</td></tr>",
+                        esc(title),
+                        esc(url),
+                        esc(&why),
+                        esc(page)
+                    );
+                }
+            }
+        }
+        s.push_str("</tbody></table>");
     }
 
     /// A page's cleaned blocks, or why they cannot be had (a plain sentence).

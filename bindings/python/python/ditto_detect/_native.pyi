@@ -1,7 +1,7 @@
 """Type stubs of the compiled module (ditto_detect._native)."""
 
 from os import PathLike
-from typing import BinaryIO, Dict, List, Optional, Sequence, Tuple, Union
+from typing import BinaryIO, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 __version__: str
 CONTAINS_SCALE: float
@@ -34,6 +34,19 @@ class Verdict:
     def evidence(self) -> List[Tuple[int, str]]:
         """Copied passages: (source id, passage)."""
     @property
+    def evidence_match(self) -> List[Literal["exact", "passage"]]:
+        """How each of ``evidence`` was found, in its order: ``"exact"`` (the whole
+        normalized paragraph is in the label set) or ``"passage"`` (labeled passages cover at
+        least half of its words: an edited copy)."""
+    @property
+    def words(self) -> Optional[int]:
+        """Words on the page when passages were matched; None with ``match="exact"``, a label
+        set without passages, or a skipped page."""
+    @property
+    def covered_words(self) -> Optional[int]:
+        """Of ``words``, those that are labeled text (exact labeled chunks or covered by
+        labeled passages); None as ``words``."""
+    @property
     def links(self) -> List[str]:
         """Absolute outgoing links."""
     @property
@@ -51,9 +64,17 @@ class Detector:
         stop_chunks: Sequence[Union[str, "PathLike[str]"]] = (),
         max_path_repeats: int = 3,
         max_depth: int = 96,
-    ) -> None: ...
+        match: Literal["passage", "exact"] = "passage",
+    ) -> None:
+        """``match="passage"`` (default): exact chunks and blocks covered by labeled passages
+        (edited copies), where the label set has a passage table (else exact only, with a
+        ``UserWarning``); ``match="exact"``: exact chunks only (``ditto scan --match exact``)."""
     @property
     def labelset_path(self) -> str: ...
+    @property
+    def passages(self) -> bool:
+        """Whether labeled passages are matched (``match="passage"`` and a label set with a
+        passage table)."""
     def scan_warc(
         self,
         source: Union[str, "PathLike[str]", BinaryIO],
@@ -97,7 +118,22 @@ def recrawl_plan(
     something to skip."""
 
 PageRow = Tuple[
-    str, str, int, int, int, int, int, int, float, int, List[str], List[Tuple[int, int]], List[Tuple[int, str]]
+    str,
+    str,
+    int,
+    int,
+    int,
+    int,
+    int,
+    int,
+    float,
+    int,
+    List[str],
+    List[Tuple[int, int]],
+    List[Tuple[int, str]],
+    List[Literal["exact", "passage"]],
+    Optional[int],
+    Optional[int],
 ]
 
 class WarcScan:
@@ -106,8 +142,10 @@ class WarcScan:
     @property
     def pages(self) -> List[PageRow]:
         """``(url, file_hash, warc_offset, fetch_time, status, chunks, labeled_chunks,
-        stop_chunks, contains, contains_fixed, neighborhoods, sources, evidence)`` per analysed
-        page, each capture once."""
+        stop_chunks, contains, contains_fixed, neighborhoods, sources, evidence, evidence_match,
+        words, covered_words)`` per analysed page, each capture once; ``evidence_match`` says
+        how each of ``evidence`` was found, ``words``/``covered_words`` are None when passages
+        were not matched."""
     @property
     def accumulators(self) -> List[Tuple[str, int, int, int, int]]:
         """``(neighborhood, pages, chunks, labeled_chunks, contains_sum_fixed)``."""

@@ -34,7 +34,10 @@ representative), and lets them through after all when the representative changed
 
 See :class:`DittoRecrawlMiddleware` for its settings and Scrapy stats.
 
-Optional settings: ``DITTO_DEFAULT_STOP_CHUNKS`` (bool, default True),
+Optional settings: ``DITTO_MATCH`` (``"passage"``, the default: exact chunks and blocks
+covered by labeled passages, which finds edited copies where the label set has a passage
+table; ``"exact"``: exact chunks only, as ``ditto crawl --match exact``),
+``DITTO_DEFAULT_STOP_CHUNKS`` (bool, default True),
 ``DITTO_DROP_BODY`` (bool, default False: remove ``body`` from the item after detection),
 ``DITTO_IN_THREAD`` (bool, default True: detect in Twisted's thread pool; ditto releases
 the GIL, so detection runs beside the crawl).
@@ -64,7 +67,13 @@ def page_item(response: Any) -> Dict[str, Any]:
 
 
 def verdict_summary(v: Verdict) -> Dict[str, Any]:
-    """A small, JSON-friendly summary of a verdict (what the item's ``ditto`` field gets)."""
+    """A small, JSON-friendly summary of a verdict (what the item's ``ditto`` field gets).
+
+    ``evidence`` holds the page's first copied passages, each with the source it is from
+    and how it was found (``match``: ``"exact"`` or ``"passage"``, an edited copy);
+    ``words``/``covered_words`` (the page's words, and those that are labeled text) are None
+    when passages were not matched (``DITTO_MATCH = "exact"``, a label set without passages).
+    """
     return {
         "skipped": v.skipped,
         "contains": v.contains,
@@ -72,6 +81,11 @@ def verdict_summary(v: Verdict) -> Dict[str, Any]:
         "labeled_chunks": v.labeled_chunks,
         "file_hash": v.file_hash,
         "sources": [{"id": i, "title": t, "url": u, "chunks": c} for (i, t, u, c) in v.sources],
+        "evidence": [
+            {"source_id": s, "passage": p, "match": m} for (s, p), m in zip(v.evidence, v.evidence_match)
+        ],
+        "words": v.words,
+        "covered_words": v.covered_words,
         "neighborhoods": v.neighborhoods,
     }
 
@@ -109,9 +123,13 @@ class DittoPipeline:
         item_field: Optional[str] = "ditto",
         drop_body: bool = False,
         in_thread: bool = True,
+        match: str = "passage",
     ) -> None:
+        if match not in ("passage", "exact"):
+            raise ValueError(f'DITTO_MATCH must be "passage" or "exact", not {match!r}')
         self.labelset_path = labelset
         self.store_path = store
+        self.match = match
         self.default_stop_chunks = default_stop_chunks
         self.item_field = item_field
         self.drop_body = drop_body
@@ -136,14 +154,22 @@ class DittoPipeline:
             item_field=field or None,
             drop_body=s.getbool("DITTO_DROP_BODY", False),
             in_thread=s.getbool("DITTO_IN_THREAD", True),
+            match=str(s.get("DITTO_MATCH") or "passage"),
         )
         p.crawler = crawler
         return p
 
     def open_spider(self, spider: Any = None) -> None:
-        self.detector = Detector(self.labelset_path, default_stop_chunks=self.default_stop_chunks)
+        self.detector = Detector(
+            self.labelset_path, default_stop_chunks=self.default_stop_chunks, match=self.match
+        )
         self.store = Store(self.store_path, self.detector)
-        logger.info("ditto: label set %s, store %s", self.labelset_path, self.store_path)
+        logger.info(
+            "ditto: label set %s, store %s, %s",
+            self.labelset_path,
+            self.store_path,
+            "exact chunks and labeled passages" if self.detector.passages else "exact chunks only",
+        )
 
     def close_spider(self, spider: Any = None) -> None:
         if self.store is not None:

@@ -8,6 +8,9 @@ SPIDER_MODULES = ["demo_project.spiders"]
 ITEM_PIPELINES = {"ditto_detect.scrapy.DittoPipeline": 300}
 DITTO_LABELSET = os.environ.get("DITTO_LABELSET", "wikipedia-demo.dls")
 DITTO_STORE = os.environ.get("DITTO_STORE", "crawl.db")
+# "passage" (the default): edited copies count through the label set's passages; "exact":
+# exact chunks only (`ditto crawl --match exact`).
+DITTO_MATCH = os.environ.get("DITTO_MATCH", "passage")
 
 if os.environ.get("DITTO_PIPELINE", "1") == "0":  # the benchmark's baseline
     ITEM_PIPELINES = {"demo_project.pipelines.DropBody": 300}
