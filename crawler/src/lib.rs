@@ -8,6 +8,7 @@ pub mod fetch;
 pub mod partition;
 pub mod politeness;
 pub mod robots;
+pub mod sitemap;
 pub mod urls;
 pub mod validators;
 pub mod warc;

@@ -140,7 +140,7 @@ impl LinkPolicy {
             return None;
         }
         let host_key = surt_host_key(parsed.host_str().unwrap_or(""));
-        Some(FrontierEntry { url: parsed.into(), host_key, depth, priority, hops: 0 })
+        Some(FrontierEntry { url: parsed.into(), host_key, depth, priority, hops: 0, sitemap: false })
     }
 
     /// Entries for a page's links (`hrefs`, found at `base`): each admitted as by

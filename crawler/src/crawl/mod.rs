@@ -11,6 +11,7 @@
 //! | `links.rs` | [`LinkPolicy`]: which links enter the frontier |
 //! | `priority.rs` | [`HostRanker`]: which hosts are fetched from next, when the caller ranks them |
 //! | `robots_book.rs` | robots.txt per origin (RFC 9309 §2.3), grouped by host |
+//! | `sitemaps.rs` | which hosts' sitemaps are read, and their bounds per host |
 //! | `hostq.rs` | [`hostq::HostQueue`]: the hosts with queued URLs, ranked, and which may start now, at a cost per change |
 //! | `events.rs` | [`CrawlEvent`] and [`CrawlCounters`] |
 //! | `run.rs` | [`crawl`]: resume, seed, schedule, wind down (feature `net`) |
@@ -39,6 +40,8 @@ mod robots_book;
 mod run;
 #[cfg(feature = "net")]
 mod schedule;
+#[cfg(feature = "net")]
+mod sitemaps;
 
 pub use events::{CrawlCounters, CrawlEvent, FailureLog};
 pub use links::{LinkPolicy, DEFAULT_MAX_LINKS_PER_PAGE};
@@ -116,6 +119,26 @@ pub struct CrawlConfig {
     pub failure_log: Option<FailureLog>,
     /// Most links taken from one page (the rest counted, `page_link_cap`).
     pub max_links_per_page: usize,
+    /// Whose sitemaps are read ([`SitemapPolicy`]).
+    pub sitemaps: SitemapPolicy,
+}
+
+/// Which hosts' sitemaps a crawl reads (robots.txt `Sitemap:` lines, else `/sitemap.xml`;
+/// indexes and gzipped files too, within 50,000 URLs and 50 MB per file): their URLs enter
+/// the frontier under the usual rules, at the host's priority. See `sitemaps.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SitemapPolicy {
+    /// The hosts the ranker names ([`HostRanker::take_sitemap_hosts`]): with a focused
+    /// crawl's ranker, the hosts whose pages showed copied content.
+    pub ranked: bool,
+    /// The seeds' hosts, from the start (with or without a ranker).
+    pub seeds: bool,
+}
+
+impl Default for SitemapPolicy {
+    fn default() -> Self {
+        SitemapPolicy { ranked: true, seeds: false }
+    }
 }
 
 /// With a ranker, this many of the best hosts are always eligible by default (see
@@ -148,6 +171,7 @@ impl Default for CrawlConfig {
             focus_min_hosts: FOCUS_MIN_HOSTS,
             failure_log: None,
             max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
+            sitemaps: SitemapPolicy::default(),
         }
     }
 }
