@@ -184,6 +184,7 @@ fn frontier_bytes_per_url(tmp: &Path, n: usize) -> (f64, f64) {
             depth: 3,
             priority: 5,
             hops: 0,
+            sitemap: false,
         });
         if batch.len() == 1000 {
             st.frontier_add(&batch).unwrap();

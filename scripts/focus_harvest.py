@@ -6,6 +6,7 @@ on loopback, and the politeness of each crawl from nginx's own access log.
     python3 scripts/focus_web.py --out /tmp/focusweb
     python3 scripts/focus_harvest.py --web /tmp/focusweb --work /tmp/focuswork \\
         [--ditto target/release/ditto] [--min-delay-ms 100] [--svg docs/focus-harvest.svg]
+        [--run NAME FOCUS FLAGS ...]   # e.g. --run nosm labeled "--sitemaps off"
 
 Steps: build the label set from ../shared/data/wikipedia/articles; scan the whole web's
 files once (`ditto scan --url-prefix http://`) for every page's labeled chunks (ditto's own
@@ -14,6 +15,9 @@ with a fresh access log (`$msec $host $request_uri $status $request_time`), craw
 the end (`--scope any`, seeds = the portals), stop nginx. The order of page fetches is
 nginx's (robots.txt left out), so the curve does not rest on ditto's own account of its
 crawl. Prints a Markdown table, writes the SVG plot, and a JSON summary to WORK/summary.json.
+Sitemap requests (`.xml`, `.xml.gz`: a web from `focus_web.py --sitemaps`) are requests, not
+pages: left out of the page counts, counted apart (`sitemap_requests`). `--run` (repeatable)
+crawls named variants instead of `--focus`: NAME, the focus, and more `ditto crawl` flags.
 
 Politeness, from each access log: per host, requests sorted by `$msec` (the time nginx
 logs a request, at its end); a violation is two consecutive requests to one host logged
@@ -46,7 +50,7 @@ pid {work}/nginx.pid;
 error_log {work}/nginx-error.log;
 events {{ worker_connections 1024; }}
 http {{
-    types {{ text/html html; text/plain txt; }}
+    types {{ text/html html; text/plain txt; application/xml xml; application/gzip gz; }}
     default_type text/html;
     log_format focus '$msec $host $request_uri $status $request_time';
     access_log {log} focus;
@@ -131,11 +135,15 @@ def politeness(rows, min_delay_ms):
             "two_in_flight": overlaps, "min_gap_ms": round(min_gap, 1)}
 
 
+def is_sitemap(uri):
+    return uri.endswith(".xml") or uri.endswith(".xml.gz")
+
+
 def curve(rows, t):
     """Cumulative labeled chunks after each page fetch, and the hosts of the fetched pages."""
     cum, total, hosts = [], 0, []
     for _, host, uri, status, _ in rows:
-        if uri == "/robots.txt" or not (200 <= status < 300):
+        if uri == "/robots.txt" or is_sitemap(uri) or not (200 <= status < 300):
             continue
         u = "http://%s%s" % (host, uri)
         total += t.get(u, 0)
@@ -199,11 +207,11 @@ def svg(curves, web_pages, avg, path):
     Path(path).write_text("\n".join(parts) + "\n")
 
 
-def crawl(args, work, web, dls, focus, log):
+def crawl(args, work, web, dls, name, focus, flags, log):
     """One crawl of the web behind a fresh nginx; returns its wall time in seconds."""
     if log.exists():
         log.unlink()
-    db = work / f"{focus}.db"
+    db = work / f"{name}.db"
     if db.exists():
         subprocess.run(["rm", "-rf", str(db)], check=True)
     pid = start_nginx(work, web, args.port, log)
@@ -212,9 +220,8 @@ def crawl(args, work, web, dls, focus, log):
         cmd = [args.ditto, "crawl", "--store", db, "--labelset", dls, "--seeds", web / "seeds.txt",
                "--scope", "any", "--resolve", f"*.focus.test=127.0.0.1:{args.port}", "--user-agent", UA,
                "--min-delay-ms", args.min_delay_ms, "--focus", focus, "--progress", "none",
-               "--threads", args.threads, "--stats-json", work / f"{focus}.json"]
-        if focus == "labeled" and args.extra:
-            cmd += args.extra.split()
+               "--threads", args.threads, "--stats-json", work / f"{name}.json"]
+        cmd += flags.split()
         run(cmd)
         return round(time.time() - t0, 1)
     finally:
@@ -232,6 +239,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--focus", default="labeled,bfs")
     ap.add_argument("--extra", default="", help="more `ditto crawl` flags for the labeled crawl")
+    ap.add_argument("--run", nargs=3, action="append", metavar=("NAME", "FOCUS", "FLAGS"),
+                    help="a named crawl: its focus and more `ditto crawl` flags (repeatable; replaces --focus)")
     ap.add_argument("--svg", type=Path)
     ap.add_argument("--analyze-only", action="store_true",
                     help="no crawls: read the access logs and stats of an earlier run in --work")
@@ -254,15 +263,19 @@ def main():
     web_chunks = sum(t.values())
     avg = web_chunks / web_pages
     results = {}
-    for focus in args.focus.split(","):
-        log = work / f"access-{focus}.log"
+    runs = args.run or [(f, f, args.extra if f == "labeled" else "") for f in args.focus.split(",")]
+    for name, focus, flags in runs:
+        log = work / f"access-{name}.log"
         secs = None
         if not args.analyze_only:
-            secs = crawl(args, work, web, dls, focus, log)
+            secs = crawl(args, work, web, dls, name, focus, flags, log)
         rows = read_log(log)
         cum, hosts_seq = curve(rows, t)
-        stats = json.loads((work / f"{focus}.json").read_text())
-        results[focus] = {
+        stats = json.loads((work / f"{name}.json").read_text())
+        results[name] = {
+            "focus": focus,
+            "flags": flags,
+            "sitemap_requests": sum(1 for r in rows if is_sitemap(r[2])),
             "cum": cum,
             "seconds": secs if secs is not None else round(stats["crawl"]["seconds"], 1),
             "half_copying_hosts_at": pages_until_half(hosts_seq, copying),
@@ -297,13 +310,17 @@ def main():
               + (f" (first at {below[0]})" if below else ""))
     for f in order:
         r = results[f]
-        print(f"{f}: {len(r['cum'])} pages fetched in {r['seconds']} s; half of the copying hosts found after "
+        print(f"{f} (--focus {r['focus']} {r['flags']}): {len(r['cum'])} pages fetched "
+              f"(+ {r['sitemap_requests']} sitemap requests) in {r['seconds']} s; half of the copying hosts found after "
               f"{r['half_copying_hosts_at']} pages; politeness from nginx's log: {r['politeness']}")
         summary[f] = {k: v for k, v in r.items() if k != "cum"}
     (work / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     if args.svg:
         colors = {"labeled": "#c0392b", "bfs": "#2c7fb8"}
-        svg([(f"--focus {f}", results[f]["cum"], colors.get(f, "#333")) for f in order], web_pages, avg, args.svg)
+        palette = ["#c0392b", "#2c7fb8", "#e67e22", "#27ae60", "#8e44ad", "#333"]
+        svg([(f"--focus {f}" if f in colors else f"{f}: --focus {results[f]['focus']} {results[f]['flags']}",
+              results[f]["cum"], colors.get(f, palette[(k + 2) % len(palette)])) for k, f in enumerate(order)],
+            web_pages, avg, args.svg)
         print(f"plot: {args.svg}")
 
 

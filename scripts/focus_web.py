@@ -4,7 +4,7 @@ Wikipedia are rare, deep and named by no seed, ordinary hosts link to them, and 
 carry pages about the same articles (title-named URLs and anchors) that do not copy.
 
     python3 scripts/focus_web.py --out /tmp/focusweb [--data ../shared/data] [--seed 27]
-        [--portals 7 --ordinary 480 --copying 24 --decoys 24]
+        [--portals 7 --ordinary 480 --copying 24 --decoys 24] [--sitemaps]
 
 Writes OUT/hosts/HOST/... (one directory per virtual host, `index.html` for `/`),
 OUT/seeds.txt, OUT/hosts.tsv (host, kind, pages) and OUT/web.json (counts). Text is real:
@@ -27,7 +27,15 @@ Structure (depth = links from a seed):
 - 24 decoy hosts: the same shape, URLs and anchors as copying hosts, reworded text.
 Half of the copying and decoy hosts name article pages by title (/wiki/Abraham_Lincoln.html),
 half by number (/p/1234.html).
+
+With --sitemaps (issue 38) the same web (same pages, links and text: no random draw changes)
+also has sitemaps listing every page of their host, by the host's place in its kind's list:
+one host in three has a robots.txt whose `Sitemap:` line names `/sitemap_index.xml`, an index
+of a gzipped urlset (`/sitemaps/pages.xml.gz`); one in three a plain `/sitemap.xml` (no
+robots.txt); one in three none. Sitemap files are not pages (hosts.tsv counts pages only).
 """
+
+import gzip
 
 import argparse
 import html
@@ -129,6 +137,7 @@ def main():
     ap.add_argument("--ordinary", type=int, default=N_ORDINARY)
     ap.add_argument("--copying", type=int, default=N_COPY)
     ap.add_argument("--decoys", type=int, default=N_DECOY)
+    ap.add_argument("--sitemaps", action="store_true", help="also write sitemaps (see above)")
     ap.add_argument("--suffix", default=SUFFIX,
                     help="hosts are NAME.SUFFIX; `test` puts every host on a registrable domain of its own")
     args = ap.parse_args()
@@ -285,6 +294,35 @@ def main():
     pages = {}
     for (h, _path) in files:
         pages[h] = pages.get(h, 0) + 1
+
+    sitemap_kinds = {"index": 0, "plain": 0, "none": 0}
+    if args.sitemaps:
+        by_host = {}
+        for (h, path) in sorted(files):
+            by_host.setdefault(h, []).append(url(h, path))
+        for hosts in (portals, ordinary, copying, decoys):
+            for i, h in enumerate(hosts):
+                d = hosts_dir / ("%s.%s" % (h, SUFFIX))
+                urlset = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+                          '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+                          + "".join("<url><loc>%s</loc></url>\n" % html.escape(u) for u in by_host[h])
+                          + "</urlset>\n")
+                if i % 3 == 0:
+                    sitemap_kinds["index"] += 1
+                    (d / "sitemaps").mkdir(parents=True, exist_ok=True)
+                    (d / "sitemaps" / "pages.xml.gz").write_bytes(gzip.compress(urlset.encode(), mtime=0))
+                    (d / "sitemap_index.xml").write_text(
+                        '<?xml version="1.0" encoding="UTF-8"?>\n'
+                        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                        "<sitemap><loc>%s</loc></sitemap></sitemapindex>\n" % url(h, "/sitemaps/pages.xml.gz"),
+                        encoding="utf-8")
+                    (d / "robots.txt").write_text("User-agent: *\nDisallow:\nSitemap: %s\n" % url(h, "/sitemap_index.xml"),
+                                                  encoding="utf-8")
+                elif i % 3 == 1:
+                    sitemap_kinds["plain"] += 1
+                    (d / "sitemap.xml").write_text(urlset, encoding="utf-8")
+                else:
+                    sitemap_kinds["none"] += 1
     with open(out / "hosts.tsv", "w") as f:
         for h in sorted(pages):
             f.write("%s.%s\t%s\t%d\n" % (h, SUFFIX, kind_of[h], pages[h]))
@@ -298,6 +336,7 @@ def main():
                         "pages": sum(n for h, n in pages.items() if kind_of[h] == k)}
                     for k in ("portal", "ordinary", "copy", "decoy")},
         "ordinary_links_to": links_to,
+        "sitemaps": sitemap_kinds,
         "seed": args.seed,
     }
     (out / "web.json").write_text(json.dumps(counts, indent=2) + "\n")

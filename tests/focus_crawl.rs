@@ -268,14 +268,24 @@ fn the_default_scope_finds_a_copier_on_another_domain_within_the_budget() {
     assert!(flagged.iter().any(|n| n.starts_with("http://www.wiki-copies.test/")), "{flagged:?}");
     assert!(flagged.iter().all(|n| n.contains("wiki-copies")), "only the copier: {flagged:?}");
     assert_eq!(s["crawl"]["stopped_by"], "max_pages", "{s}");
+    // robots.txt and sitemaps are requests, not pages: the copier's /sitemap.xml is asked
+    // for once its pages showed copies (`--sitemaps auto`), outside the page budget.
+    let is_page = |p: &str| p != "/robots.txt" && p != "/sitemap.xml";
     let all = web.log.all();
-    let pages = all.iter().filter(|r| r.path != "/robots.txt").count();
+    let pages = all.iter().filter(|r| is_page(&r.path)).count();
     assert!(pages as u64 <= PAGES, "{pages} page requests over a budget of {PAGES}");
     for h in web.log.hosts() {
         let paths = web.log.paths_for(&h);
         assert_eq!(paths.first().map(String::as_str), Some("/robots.txt"), "{h}: robots.txt first");
-        assert!(paths.iter().filter(|p| *p != "/robots.txt").count() <= PER_HOST, "{h}: {paths:?}");
+        assert!(paths.iter().filter(|p| is_page(p)).count() <= PER_HOST, "{h}: {paths:?}");
     }
+    let sitemaps: Vec<String> = web
+        .log
+        .hosts()
+        .into_iter()
+        .filter(|h| web.log.paths_for(h).iter().any(|p| p == "/sitemap.xml"))
+        .collect();
+    assert_eq!(sitemaps, ["www.wiki-copies.test"], "only the copier's sitemap is read");
     assert!(web.log.hosts().iter().filter(|h| h.ends_with(".linkfarm.test")).count() >= 2);
     check_politeness(&web, "default scope");
 }

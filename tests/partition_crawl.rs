@@ -473,6 +473,7 @@ fn redis_exchange_redelivers_what_a_crashed_owner_did_not_acknowledge() {
         depth: 1,
         priority: 5,
         hops: 0,
+        sitemap: false,
     };
     sender.send(0, &[entry("http://a.test/1"), entry("http://a.test/2")]).unwrap();
     sender.send(0, &[entry("http://a.test/3")]).unwrap();

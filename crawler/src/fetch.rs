@@ -1,4 +1,6 @@
 //! Fetching one URL safely: timeouts, a body cap that also stops decompression bombs,
+//! the body kept as sent (Content-Encoding intact, for WARC records) beside the decoded one,
+//! the request head recorded as sent,
 //! redirects returned (never followed here — the scheduler queues the target after checking
 //! robots and scope), and an SSRF guard that refuses private, loopback, link-local,
 //! multicast and unspecified addresses — also after DNS resolution — unless the user mapped
@@ -191,21 +193,29 @@ impl std::fmt::Display for FetchError {
     }
 }
 
-/// A response, body read (up to the cap) and decompressed.
+/// A response, body read (up to the cap) and decoded.
 #[derive(Debug, Clone)]
 pub struct FetchResponse {
     pub status: u16,
+    /// The reason phrase the server sent (the status's usual one when it sent that).
     pub reason: String,
     pub http_version: String,
+    /// Header fields as received (names in lower case: the HTTP client keeps no case).
     pub headers: Vec<(String, String)>,
+    /// The body, Content-Encoding decoded (gzip, deflate, br), at most `max_body_bytes`.
     pub body: Vec<u8>,
-    /// The body was longer than the cap and was cut.
+    /// The body is not the whole resource: cut at the cap as sent, or once decoded.
     pub truncated: bool,
     /// The body was not read: refused after the headers ([`Fetcher::get_page`]).
     pub refused: Option<BodyRefused>,
     /// The first try failed on a pooled connection the server had closed, and this answer
     /// came on a fresh one ([`crate::connections`]).
     pub retried_stale: bool,
+    /// The body as sent (transfer coding removed, Content-Encoding intact) where that is not
+    /// `body`: None when the server sent no content coding.
+    pub sent_body: Option<Vec<u8>>,
+    /// The body as sent was cut at the cap (a decoded body cut at the cap alone is not).
+    pub sent_truncated: bool,
     pub remote_ip: Option<IpAddr>,
     /// From sending the request to the end of the body.
     pub elapsed: Duration,
@@ -217,7 +227,20 @@ impl FetchResponse {
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
+
+    /// The payload as sent (for a WARC response record) and whether it was cut.
+    pub fn payload(&self) -> (&[u8], bool) {
+        match &self.sent_body {
+            Some(b) => (b, self.sent_truncated),
+            None => (&self.body, self.sent_truncated),
+        }
+    }
 }
+
+/// The `Accept` header every request sends.
+const ACCEPT: &str = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5";
+/// The content codings the fetcher asks for (and decodes, as the WARC reader does).
+const ACCEPT_ENCODING: &str = "gzip, deflate, br";
 
 /// An HTTP client configured for polite, safe crawling.
 #[derive(Clone)]
@@ -226,6 +249,7 @@ pub struct Fetcher {
     cfg: FetchConfig,
     /// Fetches sent again after a stale pooled connection ([`crate::connections`]).
     stale_retries: Arc<std::sync::atomic::AtomicU64>,
+    user_agent: reqwest::header::HeaderValue,
 }
 
 impl Fetcher {
@@ -233,8 +257,17 @@ impl Fetcher {
         if cfg.user_agent.trim().is_empty() {
             return Err(CrawlError::MissingUserAgent);
         }
+        let user_agent = reqwest::header::HeaderValue::from_str(&cfg.user_agent)
+            .map_err(|_| CrawlError::MissingUserAgent)?;
+        // Every header is set per request (`request_headers`), in the order written, so the
+        // request record is the request as sent; the client adds none (no default
+        // User-Agent, no Accept-Encoding of its own: it decompresses nothing).
         let client = reqwest::Client::builder()
-            .user_agent(cfg.user_agent.clone())
+            .no_gzip()
+            .no_brotli()
+            .no_deflate()
+            .no_zstd()
+            .http1_title_case_headers()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(cfg.connect_timeout)
             .read_timeout(cfg.read_timeout)
@@ -248,7 +281,7 @@ impl Fetcher {
             .pool_idle_timeout(cfg.pool_idle_timeout)
             .build()
             .map_err(CrawlError::HttpClient)?;
-        Ok(Fetcher { client, cfg, stale_retries: Default::default() })
+        Ok(Fetcher { client, cfg, user_agent, stale_retries: Default::default() })
     }
 
     pub fn config(&self) -> &FetchConfig {
@@ -264,16 +297,27 @@ impl Fetcher {
     /// Credentials in `url` (`user:secret@`) are never sent: they are removed first (the
     /// link policy already removes and counts them; robots.txt redirects come here directly).
     pub async fn get(&self, url: &str) -> Result<FetchResponse, FetchError> {
-        self.get_checked(url, false).await
+        self.get_checked(url, self.cfg.max_body_bytes, false).await
     }
 
     /// GET a page: as [`Fetcher::get`], but a 2xx body the crawl would not keep is refused
     /// after the headers, without reading it ([`crate::headers_first`]).
     pub async fn get_page(&self, url: &str) -> Result<FetchResponse, FetchError> {
-        self.get_checked(url, true).await
+        self.get_checked(url, self.cfg.max_body_bytes, true).await
     }
 
-    async fn get_checked(&self, url: &str, headers_first: bool) -> Result<FetchResponse, FetchError> {
+    /// [`Self::get`] with another body cap than `max_body_bytes` (as sent and once decoded):
+    /// a sitemap may hold 50 MB.
+    pub async fn get_capped(&self, url: &str, max_body: usize) -> Result<FetchResponse, FetchError> {
+        self.get_checked(url, max_body, false).await
+    }
+
+    async fn get_checked(
+        &self,
+        url: &str,
+        max_body: usize,
+        headers_first: bool,
+    ) -> Result<FetchResponse, FetchError> {
         let mut parsed = url::Url::parse(url).map_err(|e| err(FetchErrorKind::BadUrl, e))?;
         crate::urls::strip_credentials(&mut parsed);
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -297,12 +341,12 @@ impl Fetcher {
         }
         let start = Instant::now();
         let fut = async {
-            match self.fetch_inner(parsed.clone(), start, headers_first).await {
+            match self.fetch_inner(parsed.clone(), start, max_body, headers_first).await {
                 // Once, on a fresh connection (the pool just dropped the dead one).
                 Err(e) if is_stale_connection(e.kind, &e.detail) => {
                     self.stale_retries.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     tracing::debug!(url = %parsed, error = %e, "stale pooled connection: sent again on a fresh one");
-                    let mut again = self.fetch_inner(parsed, start, headers_first).await;
+                    let mut again = self.fetch_inner(parsed, start, max_body, headers_first).await;
                     if let Ok(r) = &mut again {
                         r.retried_stale = true;
                     }
@@ -324,43 +368,46 @@ impl Fetcher {
         &self,
         url: url::Url,
         start: Instant,
+        max_body: usize,
         headers_first: bool,
     ) -> Result<FetchResponse, FetchError> {
         let conditional = self.cfg.validators.get(url.as_str()).map(conditional_headers).unwrap_or_default();
-        let request_head = request_head(&url, &self.cfg.user_agent, &conditional);
-        let mut req = self
-            .client
-            .get(url)
-            .header("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5");
-        for (name, value) in &conditional {
-            req = req.header(*name, *value);
+        let sent = request_headers(&url, &self.user_agent, &conditional)?;
+        let request_head = request_head(&url, &sent);
+        let mut headers = reqwest::header::HeaderMap::with_capacity(sent.len());
+        for (name, value) in sent {
+            headers.append(name, value);
         }
-        let mut resp = req.send().await.map_err(classify)?;
+        let mut resp = self.client.get(url).headers(headers).send().await.map_err(classify)?;
         let status = resp.status();
         let headers: Vec<(String, String)> = resp
             .headers()
             .iter()
             .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
             .collect();
+        let reason = match resp.extensions().get::<hyper::ext::ReasonPhrase>() {
+            Some(r) => String::from_utf8_lossy(r.as_bytes()).into_owned(),
+            None => status.canonical_reason().unwrap_or("").to_string(),
+        };
         let remote_ip = resp.remote_addr().map(|a| a.ip());
         let http_version = format!("{:?}", resp.version());
-        let mut body = Vec::new();
-        let mut truncated = false;
+        let mut sent_body = Vec::new();
+        let mut sent_truncated = false;
         let refused = match headers_first && status.is_success() {
-            true => refuse_after_headers(&headers, self.cfg.max_body_bytes),
+            true => refuse_after_headers(&headers, max_body),
             false => None,
         };
         // A refused body is not read: dropping the response closes the connection.
         while refused.is_none() {
             match resp.chunk().await {
                 Ok(Some(chunk)) => {
-                    let room = self.cfg.max_body_bytes.saturating_sub(body.len());
+                    let room = max_body.saturating_sub(sent_body.len());
                     if chunk.len() > room {
-                        body.extend_from_slice(&chunk[..room]);
-                        truncated = true;
+                        sent_body.extend_from_slice(&chunk[..room]);
+                        sent_truncated = true;
                         break; // dropping the response closes the connection
                     }
-                    body.extend_from_slice(&chunk);
+                    sent_body.extend_from_slice(&chunk);
                 }
                 Ok(None) => break,
                 Err(e) => {
@@ -372,13 +419,17 @@ impl Fetcher {
                 }
             }
         }
+        let Decoded { body, sent_body, truncated } =
+            decode_sent(&headers, sent_body, sent_truncated, max_body)?;
         Ok(FetchResponse {
             status: status.as_u16(),
-            reason: status.canonical_reason().unwrap_or("").to_string(),
+            reason,
             http_version,
             headers,
             body,
             truncated,
+            sent_body,
+            sent_truncated,
             refused,
             retried_stale: false,
             remote_ip,
@@ -388,24 +439,102 @@ impl Fetcher {
     }
 }
 
-fn request_head(url: &url::Url, ua: &str, conditional: &[(&str, &str)]) -> Vec<u8> {
-    let mut path = url.path().to_string();
-    if let Some(q) = url.query() {
-        path.push('?');
-        path.push_str(q);
+/// A body as sent and decoded ([`decode_sent`]).
+#[derive(Debug, PartialEq, Eq)]
+struct Decoded {
+    body: Vec<u8>,
+    /// The body as sent, where it differs from `body`.
+    sent_body: Option<Vec<u8>>,
+    truncated: bool,
+}
+
+/// The body as sent, decoded by its Content-Encoding (the WARC reader's decoder, output
+/// capped at `max`). A body that does not decode is an error, unless it was cut short (then
+/// what decoded is kept; the page is not used anyway).
+fn decode_sent(
+    headers: &[(String, String)],
+    sent: Vec<u8>,
+    sent_truncated: bool,
+    max: usize,
+) -> Result<Decoded, FetchError> {
+    let codings = crate::warc::http::content_codings(
+        headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case("content-encoding")).map(|(_, v)| v.as_str()),
+    );
+    if codings.is_empty() {
+        return Ok(Decoded { body: sent, sent_body: None, truncated: sent_truncated });
     }
+    let (body, capped, failed) = crate::warc::http::decode_codings(&codings, sent.clone(), max);
+    if failed && !sent_truncated {
+        let detail = format!("the body does not decode as Content-Encoding {}", codings.join(", "));
+        return Err(FetchError { kind: FetchErrorKind::Body, detail });
+    }
+    Ok(Decoded { body, sent_body: Some(sent), truncated: sent_truncated || capped || failed })
+}
+
+/// The request's header fields, in the order sent: `Host`, `User-Agent`, `Accept`,
+/// `Accept-Encoding`, then any conditional ones. The client writes them in this order with
+/// these names (title case) and adds none, so [`request_head`] is the request as sent.
+fn request_headers(
+    url: &url::Url,
+    user_agent: &reqwest::header::HeaderValue,
+    conditional: &[(&str, &str)],
+) -> Result<Vec<(reqwest::header::HeaderName, reqwest::header::HeaderValue)>, FetchError> {
+    use reqwest::header::{self as h, HeaderValue};
     let host = match url.port() {
         Some(p) => format!("{}:{p}", url.host_str().unwrap_or("")),
         None => url.host_str().unwrap_or("").to_string(),
     };
-    let mut head = format!(
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: {ua}\r\nAccept: text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5\r\nAccept-Encoding: gzip, br, deflate\r\n"
-    );
+    let host = HeaderValue::from_str(&host).map_err(|_| err(FetchErrorKind::BadUrl, "host not sendable"))?;
+    let mut out = vec![
+        (h::HOST, host),
+        (h::USER_AGENT, user_agent.clone()),
+        (h::ACCEPT, HeaderValue::from_static(ACCEPT)),
+        (h::ACCEPT_ENCODING, HeaderValue::from_static(ACCEPT_ENCODING)),
+    ];
     for (name, value) in conditional {
-        head.push_str(&format!("{name}: {value}\r\n"));
+        // Both were checked by `conditional_headers`.
+        if let (Ok(n), Ok(v)) = (h::HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
+            out.push((n, v));
+        }
     }
-    head.push_str("\r\n");
-    head.into_bytes()
+    Ok(out)
+}
+
+/// The request head as written on the wire: request line in origin form, then `headers`
+/// with their names in title case (as the client writes them), then a blank line.
+fn request_head(
+    url: &url::Url,
+    headers: &[(reqwest::header::HeaderName, reqwest::header::HeaderValue)],
+) -> Vec<u8> {
+    let mut head = Vec::with_capacity(256);
+    head.extend_from_slice(b"GET ");
+    head.extend_from_slice(url.path().as_bytes());
+    if let Some(q) = url.query() {
+        head.push(b'?');
+        head.extend_from_slice(q.as_bytes());
+    }
+    head.extend_from_slice(b" HTTP/1.1\r\n");
+    for (name, value) in headers {
+        head.extend_from_slice(title_case(name.as_str()).as_bytes());
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
+    head.extend_from_slice(b"\r\n");
+    head
+}
+
+/// A header name as hyper's `title_case_headers` writes it: the first letter and every
+/// letter after a `-` upper case.
+fn title_case(name: &str) -> String {
+    let mut up = true;
+    name.chars()
+        .map(|c| {
+            let c = if up { c.to_ascii_uppercase() } else { c };
+            up = c == '-';
+            c
+        })
+        .collect()
 }
 
 fn err(kind: FetchErrorKind, e: impl std::fmt::Display) -> FetchError {
@@ -496,6 +625,58 @@ mod tests {
         ] {
             assert!(!is_non_public(ip.parse().unwrap()), "{ip}");
         }
+    }
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn bodies_are_kept_as_sent_and_decoded() {
+        let ce = |v: &str| {
+            vec![("content-type".to_string(), "text/html".to_string()), ("content-encoding".into(), v.into())]
+        };
+        let html = b"<p>hello hello hello</p>".repeat(20);
+        let sent = gzip(&html);
+        let d = decode_sent(&ce("gzip"), sent.clone(), false, 1 << 20).unwrap();
+        assert_eq!(d, Decoded { body: html.clone(), sent_body: Some(sent.clone()), truncated: false });
+        // No coding: the body is the body as sent (not kept twice).
+        let plain = vec![("content-type".to_string(), "text/html".to_string())];
+        let as_is = Decoded { body: html.clone(), sent_body: None, truncated: false };
+        assert_eq!(decode_sent(&plain, html.clone(), false, 1 << 20).unwrap(), as_is);
+        assert_eq!(decode_sent(&ce("identity"), html.clone(), false, 1 << 20).unwrap(), as_is);
+        // Decoded past the cap: cut there (a bomb), the body as sent whole.
+        let d = decode_sent(&ce("gzip"), sent.clone(), false, 100).unwrap();
+        assert_eq!((d.body.len(), d.sent_body.map(|k| k.len()), d.truncated), (100, Some(sent.len()), true));
+        // A body that does not decode is an error, unless it was cut short.
+        let e = decode_sent(&ce("gzip"), html.clone(), false, 1 << 20).unwrap_err();
+        assert_eq!(e.kind, FetchErrorKind::Body);
+        assert!(e.detail.contains("gzip"), "{e}");
+        assert!(decode_sent(&ce("zstd"), html.clone(), false, 1 << 20).is_err());
+        let half = sent[..sent.len() / 2].to_vec();
+        let d = decode_sent(&ce("gzip"), half.clone(), true, 1 << 20).unwrap();
+        assert!(d.truncated && html.starts_with(&d.body) && d.sent_body == Some(half));
+    }
+
+    #[test]
+    fn the_request_head_is_written_as_the_client_sends_it() {
+        let url = url::Url::parse("http://h.test:8080/a/b?q=1&r").unwrap();
+        let ua = reqwest::header::HeaderValue::from_static("ditto-test/1 (+http://h.test/)");
+        let headers = request_headers(&url, &ua, &[("If-None-Match", "\"v1\"")]).unwrap();
+        assert_eq!(
+            String::from_utf8(request_head(&url, &headers)).unwrap(),
+            "GET /a/b?q=1&r HTTP/1.1\r\nHost: h.test:8080\r\nUser-Agent: ditto-test/1 (+http://h.test/)\r\n\
+             Accept: text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5\r\n\
+             Accept-Encoding: gzip, deflate, br\r\nIf-None-Match: \"v1\"\r\n\r\n"
+        );
+        assert_eq!(title_case("if-modified-since"), "If-Modified-Since");
+        assert_eq!(title_case("x--y"), "X--Y");
+        let url = url::Url::parse("https://[::1]/").unwrap();
+        let head = request_head(&url, &request_headers(&url, &ua, &[]).unwrap());
+        assert!(head.starts_with(b"GET / HTTP/1.1\r\nHost: [::1]\r\n"));
     }
 
     #[test]

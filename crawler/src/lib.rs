@@ -11,6 +11,7 @@ pub mod headers_first;
 pub mod partition;
 pub mod politeness;
 pub mod robots;
+pub mod sitemap;
 pub mod urls;
 pub mod validators;
 pub mod warc;

@@ -641,7 +641,14 @@ mod tests {
     use super::*;
 
     fn entry(url: &str) -> FrontierEntry {
-        FrontierEntry { url: url.into(), host_key: String::new(), depth: 1, priority: 5, hops: 0 }
+        FrontierEntry {
+            url: url.into(),
+            host_key: String::new(),
+            depth: 1,
+            priority: 5,
+            hops: 0,
+            sitemap: false,
+        }
     }
 
     #[test]

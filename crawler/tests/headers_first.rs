@@ -113,6 +113,7 @@ impl PageSink for Keep {
 struct Warc(Mutex<WarcWriter>);
 impl FetchRecorder for Warc {
     fn record(&self, url: &str, fetch_time: i64, resp: &FetchResponse) -> Option<(String, u64)> {
+        let (payload, truncated) = resp.payload();
         let rec = FetchRecord {
             url: url.to_string(),
             ip: resp.remote_ip,
@@ -122,8 +123,8 @@ impl FetchRecorder for Warc {
             reason: resp.reason.clone(),
             http_version: resp.http_version.clone(),
             response_headers: resp.headers.clone(),
-            body: resp.body.clone(),
-            truncated: resp.truncated || resp.refused.is_some(),
+            payload: payload.to_vec(),
+            truncated: truncated || resp.refused.is_some(),
         };
         let loc = self.0.lock().unwrap().write_fetch(&rec).expect("WARC write");
         Some((loc.file, loc.offset))

@@ -49,10 +49,14 @@ pub fn warc(data: &[u8]) -> u64 {
 
 /// `clean` as HTML with links, and as the body sniffs; the guard's stripping of what the
 /// cleaner does not read changes none of its output (`detector/src/clean/guard.rs`). The
-/// crawler's directive prescan of the same bytes (`crawler/src/directives.rs`).
+/// crawler's directive prescan of the same bytes (`crawler/src/directives.rs`), and its
+/// sitemap reader (`crawler/src/sitemap.rs`: markup too, within its bounds).
 pub fn html(data: &[u8]) -> u64 {
     let dir = crawler::directives::directives(["ditto: noindex"], Some(data), "ditto");
     assert!(dir.noindex, "the header's noindex was lost");
+    let sm = crawler::sitemap::parse_sitemap(data);
+    assert!(sm.locs.len() <= crawler::sitemap::MAX_SITEMAP_URLS);
+    assert!(sm.locs.iter().all(|l| !l.is_empty() && l.len() <= 4096), "a loc out of bounds");
     use detector::{clean, CleanOptions};
     let d = clean(data, Some("text/html"), Some("http://fuzz.test/a/b.html"), &CleanOptions::default());
     let sniffed = clean(data, None, None, &CleanOptions { extract_links: false });
@@ -70,6 +74,7 @@ pub fn html(data: &[u8]) -> u64 {
         d.attributes_dropped > 0,
         sniffed.kind.map(|k| k as u8),
         (dir.nofollow, dir.refresh.is_some(), dir.canonical.is_some()),
+        (sm.kind as u8, bucket(sm.locs.len()), sm.unreadable),
     ))
 }
 

@@ -107,6 +107,7 @@ struct WarcRecorder {
 
 impl FetchRecorder for WarcRecorder {
     fn record(&self, url: &str, fetch_time: i64, resp: &FetchResponse) -> Option<(String, u64)> {
+        let (payload, truncated) = resp.payload();
         let rec = FetchRecord {
             url: url.to_string(),
             ip: resp.remote_ip,
@@ -116,9 +117,9 @@ impl FetchRecorder for WarcRecorder {
             reason: resp.reason.clone(),
             http_version: resp.http_version.clone(),
             response_headers: resp.headers.clone(),
-            body: resp.body.clone(),
+            payload: payload.to_vec(),
             // A body refused after its headers is recorded empty, as cut.
-            truncated: resp.truncated || resp.refused.is_some(),
+            truncated: truncated || resp.refused.is_some(),
         };
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         match w.write_fetch(&rec) {

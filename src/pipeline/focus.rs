@@ -29,7 +29,9 @@
 //!    such pages is followed a few pages before hosts not entered yet ([`TUNNEL_PAGES`]).
 //!    Only the best
 //!    `--focus-hosts` hosts are fetched from at a time (`crawler::crawl::HostRanker`);
-//!    politeness is the crawler's, unchanged.
+//!    politeness is the crawler's, unchanged. A host whose rank reaches [`SITEMAP_RANK`] from
+//!    what its pages showed is named, once, for the crawler to read its sitemaps
+//!    (`--sitemaps auto`): its other pages are queued whatever their link depth.
 //!
 //! URLs without any evidence score 0; their hosts rank by the prior alone, so hosts not yet
 //! looked at come before hosts whose text showed nothing, and among equals the
@@ -77,6 +79,10 @@ pub const ANCHOR_WORD_TITLE: f64 = 0.25;
 /// Evidence from a title in the URL (host and path tokens), of several words and of one.
 pub const URL_TITLE: f64 = 0.5;
 pub const URL_WORD_TITLE: f64 = 0.2;
+/// A host whose rank, from what its pages showed and the least prior ([`PRIOR_SCORE`]), reaches
+/// this has its sitemaps read (`--sitemaps`): it more likely copies than not, which takes
+/// labeled chunks (one labeled chunk alone brings it to about 0.5).
+pub const SITEMAP_RANK: f64 = 0.5;
 /// Longest title matched, in tokens.
 const MAX_TITLE_TOKENS: usize = 8;
 /// One-word titles shorter than this (in bytes) are ignored ("A", "Go", "US").
@@ -341,6 +347,9 @@ pub enum LogLine {
 struct Hosts {
     stats: HashMap<String, HostStats>,
     changed: HashSet<String>,
+    /// Hosts that reached [`SITEMAP_RANK`] (each once), and those not yet told.
+    sitemap_named: HashSet<String>,
+    sitemap_new: Vec<String>,
 }
 
 /// A focused crawl's shared state: the title index, what each host showed, the log.
@@ -383,8 +392,13 @@ impl FocusState {
         s.pages += 1;
         s.long_chunks += long_chunks as u64;
         s.labeled_chunks += labeled_chunks as u64;
+        let promising = s.labeled_chunks > 0 && s.rank(PRIOR_SCORE) >= SITEMAP_RANK;
         if !h.changed.contains(host_key) {
             h.changed.insert(host_key.to_string());
+        }
+        if promising && !h.sitemap_named.contains(host_key) {
+            h.sitemap_named.insert(host_key.to_string());
+            h.sitemap_new.push(host_key.to_string());
         }
     }
 
@@ -429,6 +443,10 @@ impl HostRanker for FocusState {
 
     fn take_changed(&self) -> Vec<String> {
         self.hosts.lock().unwrap_or_else(|e| e.into_inner()).changed.drain().collect()
+    }
+
+    fn take_sitemap_hosts(&self) -> Vec<String> {
+        std::mem::take(&mut self.hosts.lock().unwrap_or_else(|e| e.into_inner()).sitemap_new)
     }
 
     fn taken(&self, entry: &FrontierEntry, n: u64, rank: f64, position: usize) {
@@ -669,6 +687,21 @@ mod tests {
     }
 
     #[test]
+    fn copying_hosts_are_named_for_their_sitemaps_once() {
+        let st = FocusState::new(idx());
+        st.observe("test,menus,", 0, 0);
+        st.observe("test,text,", 6, 0);
+        st.observe("test,quotes,", 20, 1); // one labeled chunk among much other text
+        st.observe("test,copier,", 6, 5);
+        assert_eq!(st.take_sitemap_hosts(), ["test,copier,"]);
+        st.observe("test,copier,", 6, 5);
+        assert!(st.take_sitemap_hosts().is_empty(), "named once");
+        // One labeled chunk and nothing else is just enough.
+        st.observe("test,one,", 1, 1);
+        assert_eq!(st.take_sitemap_hosts(), ["test,one,"]);
+    }
+
+    #[test]
     fn log_explains_a_url() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("focus-log.jsonl");
@@ -680,6 +713,7 @@ mod tests {
             depth: 2,
             priority: score_priority(ev.score, 2),
             hops: 0,
+            sitemap: false,
         };
         st.log_link(&entry, "http://o.test/", "Abraham Lincoln", &ev);
         st.observe("test,c,", 4, 3);

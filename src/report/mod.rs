@@ -288,9 +288,14 @@ fn collect_evidence(p: &PageRecord, names: &dyn SourceNames, max: usize, out: &m
     // One passage per page first, so the evidence spans pages.
     if let Some(e) = p.evidence.first() {
         if out.len() < max {
-            out.push(EvidenceRow::of(p, e, names));
+            out.push(evidence_row(p, e, names));
         }
     }
+}
+
+/// The report row of evidence `e` of page `p`, its source named by `names`.
+fn evidence_row(p: &PageRecord, e: &store::Evidence, names: &dyn SourceNames) -> EvidenceRow {
+    EvidenceRow::of(p, e, names.name(e.source).unzip(), names.source_passage(e.source, &e.passage))
 }
 
 fn top_sources(per_source: HashMap<u32, u64>, names: &dyn SourceNames, max: usize) -> Vec<SourceRef> {
@@ -350,8 +355,7 @@ fn pages(
         .map(|p| {
             let directives = page_directives(stores, &p.url)?;
             let per_source = p.sources.iter().map(|s| (s.source, s.chunks as u64)).collect();
-            let evidence =
-                p.evidence.iter().take(cfg.evidence).map(|e| EvidenceRow::of(&p, e, names)).collect();
+            let evidence = p.evidence.iter().take(cfg.evidence).map(|e| evidence_row(&p, e, names)).collect();
             Ok(ReportRow {
                 level: "page",
                 neighborhood: p.url.clone(),

@@ -58,9 +58,14 @@ pub struct EvidenceRow {
 
 impl EvidenceRow {
     /// The row for evidence `e` of page `p`.
-    pub fn of(p: &store::PageRecord, e: &store::Evidence, names: &dyn super::SourceNames) -> Self {
-        let (title, url) = names.name(e.source).unzip();
-        let source_passage = names.source_passage(e.source, &e.passage);
+    /// `title`/`url` name the source; `source_passage` is its paragraph the passage came
+    /// from, when the sources' text is at hand (`--source-pages`).
+    pub fn of(
+        p: &store::PageRecord,
+        e: &store::Evidence,
+        (title, url): (Option<String>, Option<String>),
+        source_passage: Option<String>,
+    ) -> Self {
         let differs = source_passage
             .as_deref()
             .and_then(|s| crate::source::labeled::word_changes(s, &e.passage, e.passage.ends_with('…')));

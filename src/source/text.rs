@@ -450,12 +450,17 @@ mod tests {
             reason: "OK".into(),
             http_version: "HTTP/1.1".into(),
             response_headers: vec![("Content-Type".into(), "text/html".into())],
-            body: body.to_vec(),
+            payload: body.to_vec(),
             truncated: false,
         };
         let other = b"<p>another page entirely, in the record before</p>";
         w.write_fetch(&rec("http://h/other", other)).unwrap();
-        let loc = w.write_fetch(&rec("http://h/p", HTML)).unwrap();
+        // Stored as sent, gzip-encoded: read back decoded.
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, HTML).unwrap();
+        let mut sent = rec("http://h/p", &gz.finish().unwrap());
+        sent.response_headers.push(("Content-Encoding".into(), "gzip".into()));
+        let loc = w.write_fetch(&sent).unwrap();
         w.close().unwrap();
         // A crawl names the file only; the store says where the WARC directory is.
         store.set_meta(WARC_DIR_META, &warcs.to_string_lossy()).unwrap();

@@ -191,6 +191,10 @@ pub struct FrontierEntry {
     /// Redirects followed to reach this URL (bounded by the crawler's hop limit).
     #[serde(default)]
     pub hops: u32,
+    /// A sitemap to read for the URLs it lists, not a page (issue 38). Absent (false) in
+    /// the JSON of every other entry, so older entries read as pages.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sitemap: bool,
 }
 
 /// 64-bit fingerprint of a canonical URL: the first 8 bytes of its SHA-1 (stable across
@@ -778,7 +782,7 @@ mod tests {
     use super::*;
 
     fn entry(url: &str, host: &str, priority: u32) -> FrontierEntry {
-        FrontierEntry { url: url.into(), host_key: host.into(), depth: 0, priority, hops: 0 }
+        FrontierEntry { url: url.into(), host_key: host.into(), depth: 0, priority, hops: 0, sitemap: false }
     }
 
     #[test]

@@ -955,7 +955,14 @@ mod tests {
 
     /// A frontier entry of host `h`.
     fn e(url: &str) -> FrontierEntry {
-        FrontierEntry { url: url.into(), host_key: "h".into(), depth: 0, priority: 1, hops: 0 }
+        FrontierEntry {
+            url: url.into(),
+            host_key: "h".into(),
+            depth: 0,
+            priority: 1,
+            hops: 0,
+            sitemap: false,
+        }
     }
 
     /// A fetched page's batch removes its ticket, the queue entry the crawler took, with the
@@ -1020,6 +1027,7 @@ mod tests {
                 depth: 0,
                 priority: 1,
                 hops: 0,
+                sitemap: false,
             }])
             .unwrap();
         assert_eq!(store.frontier_load_seen().unwrap(), 1);

@@ -1,7 +1,8 @@
 //! A crawler honest with what it is told (issue 38), on loopback servers that record every
 //! request's headers: credentials in links, seeds and redirects never sent; robots.txt per
 //! origin (two ports of one host); page directives (meta robots and `X-Robots-Tag`
-//! `nofollow`, `noindex`, meta refresh, `rel=canonical`).
+//! `nofollow`, `noindex`, meta refresh, `rel=canonical`); WARC records of the messages as
+//! sent (a gzip-encoded page read by warcio).
 
 use crate::common;
 
@@ -26,10 +27,13 @@ struct Req {
     path: String,
     /// Every header, names lower-cased.
     headers: Vec<(String, String)>,
+    /// The request head as received, byte for byte.
+    raw: Vec<u8>,
 }
 
-/// status, headers, body.
-type Resp = (u16, Vec<(String, String)>, String);
+/// status, headers, body. A `Transfer-Encoding: chunked` header has the body sent in two
+/// chunks, without a `Content-Length`.
+type Resp = (u16, Vec<(String, String)>, Vec<u8>);
 type Handler = Arc<dyn Fn(&Req) -> Resp + Send + Sync>;
 
 /// A loopback HTTP/1.1 server (one response per connection) that records each request.
@@ -97,28 +101,43 @@ fn serve(mut conn: TcpStream, handler: &(dyn Fn(&Req) -> Resp + Send + Sync), lo
         .collect();
     let host = headers.iter().find(|(k, _)| k == "host").map(|(_, v)| v.as_str()).unwrap_or("");
     let host = host.rsplit_once(':').map_or(host, |(h, _)| h).to_ascii_lowercase();
-    let req = Req { host, path, headers };
+    let req = Req { host, path, headers, raw: head.clone() };
     log.lock().unwrap().push(req.clone());
     let (status, extra, body) = handler(&req);
-    let mut out = format!("HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+    let chunked = extra.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v == "chunked");
+    let mut out = format!("HTTP/1.1 {status} X\r\nConnection: close\r\n");
+    if !chunked {
+        out.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
     for (k, v) in extra {
         out.push_str(&format!("{k}: {v}\r\n"));
     }
     out.push_str("\r\n");
-    out.push_str(&body);
-    let _ = conn.write_all(out.as_bytes());
+    let mut out = out.into_bytes();
+    if chunked {
+        let (a, b) = body.split_at(body.len() / 2);
+        for part in [a, b] {
+            out.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
+            out.extend_from_slice(part);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"0\r\n\r\n");
+    } else {
+        out.extend_from_slice(&body);
+    }
+    let _ = conn.write_all(&out);
 }
 
 fn html(body: &str) -> Resp {
-    (200, vec![("Content-Type".into(), "text/html; charset=utf-8".into())], body.to_string())
+    (200, vec![("Content-Type".into(), "text/html; charset=utf-8".into())], body.as_bytes().to_vec())
 }
 
 fn not_found() -> Resp {
-    (404, vec![("Content-Type".into(), "text/plain".into())], "no".into())
+    (404, vec![("Content-Type".into(), "text/plain".into())], b"no".to_vec())
 }
 
 fn robots(rules: &str) -> Resp {
-    (200, vec![("Content-Type".into(), "text/plain".into())], rules.to_string())
+    (200, vec![("Content-Type".into(), "text/plain".into())], rules.as_bytes().to_vec())
 }
 
 /// `ditto crawl` of `seeds` with `resolve` mappings, bounded in time; returns the stats JSON
@@ -184,7 +203,7 @@ fn credentials_in_links_seeds_and_redirects_are_never_sent() {
              <a href=\"/redir\">redirect</a></body></html>",
         ),
         ("a.honest.test", "/redir") => {
-            (302, vec![("Location".into(), "http://joe:pw@b.honest.test/after".into())], String::new())
+            (302, vec![("Location".into(), "http://joe:pw@b.honest.test/after".into())], Vec::new())
         }
         ("a.honest.test", "/seeded") => html("<p>A seed given with credentials.</p>"),
         ("b.honest.test", "/private" | "/after") => html("<p>Behind a link with credentials.</p>"),
@@ -423,7 +442,7 @@ fn recrawl_sends_validators_and_counts_304s() {
         let etag = format!("\"p{k}-v{ver}\"");
         let sent = r.headers.iter().find(|(n, _)| n == "if-none-match").map(|(_, v)| v.as_str());
         if sent == Some(etag.as_str()) {
-            return (304, vec![("ETag".into(), etag)], String::new());
+            return (304, vec![("ETag".into(), etag)], Vec::new());
         }
         let mut resp = html(&format!("<h1>Page {k}</h1><p>{} {ver}</p>", prose(k * 10 + ver as u64)));
         resp.1.push(("ETag".into(), etag));
@@ -498,4 +517,340 @@ fn recrawl_sends_validators_and_counts_304s() {
     assert_eq!(s["stopped_by_budget"], true, "{s}");
     assert_eq!(s["fetched"], 3, "{s}");
     assert_eq!(s["unfetched"], 3, "{s}");
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+fn sha1_hex(data: &[u8]) -> String {
+    detector::fingerprint::sha1(data).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// WARC records hold the messages as sent (issue 38, item 6): a gzip-encoded response (one
+/// with a Content-Length, one chunked) is stored with its Content-Encoding and its payload as
+/// the server sent it, with correct digests; the request record is the request the server
+/// received, byte for byte. warcio (scripts/read_warc_warcio.py) reads every record with its
+/// digests checked and decodes the same bodies ditto judged; `ditto scan` of the WARC files
+/// gives the crawl's verdicts.
+#[test]
+fn warc_records_hold_the_messages_as_sent() {
+    use crawler::warc::{sha1_base32, WarcReader};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let copied = article_paragraphs("Albedo", 100).into_iter().take(8).collect::<Vec<_>>().join("\n");
+    let page = |title: &str| format!("<html><head><title>{title}</title></head><body>{copied}</body></html>");
+    let (gz_page, chunked_page) = (page("gzip"), page("gzip, chunked"));
+    let (gz, gz_chunked) = (gzip(gz_page.as_bytes()), gzip(chunked_page.as_bytes()));
+    let (gz2, gz_chunked2) = (gz.clone(), gz_chunked.clone());
+    let server = Server::start(Arc::new(move |r: &Req| {
+        let encoded = |body: &[u8], chunked: bool| -> Resp {
+            let mut h: Vec<(String, String)> = vec![
+                ("Content-Type".into(), "text/html; charset=utf-8".into()),
+                ("Content-Encoding".into(), "gzip".into()),
+            ];
+            if chunked {
+                h.push(("Transfer-Encoding".into(), "chunked".into()));
+            }
+            (200, h, body.to_vec())
+        };
+        match r.path.as_str() {
+            "/robots.txt" => not_found(),
+            "/" => html("<p>Index.</p><a href=/gz>a</a><a href=/chunked>b</a><a href=/plain>c</a>"),
+            "/gz" => encoded(&gz2, false),
+            "/chunked" => encoded(&gz_chunked2, true),
+            "/plain" => html("<p>A page sent as it is.</p>"),
+            _ => not_found(),
+        }
+    }));
+    let p = server.port;
+    let warcs = tmp.path().join("warcs");
+    crawl_with(
+        tmp.path(),
+        &labelset,
+        &[format!("http://w.honest.test:{p}/")],
+        &[format!("w.honest.test=127.0.0.1:{p}")],
+        &["--scope", "domain", "--warc-dir", warcs.to_str().unwrap()],
+    );
+    let url = |path: &str| format!("http://w.honest.test:{p}{path}");
+    let reqs = server.requests();
+    for path in ["/robots.txt", "/", "/gz", "/chunked", "/plain"] {
+        assert!(reqs.iter().any(|r| r.path == path), "{path} not asked for: {reqs:?}");
+    }
+    for r in &reqs {
+        let ae = r.headers.iter().find(|(k, _)| k == "accept-encoding").map(|(_, v)| v.as_str());
+        assert_eq!(ae, Some("gzip, deflate, br"), "{r:?}");
+    }
+
+    let mut files: Vec<_> = std::fs::read_dir(&warcs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+
+    // ditto's own reader: the records byte for byte.
+    let mut requests = BTreeMap::new();
+    let mut responses = BTreeMap::new();
+    for f in &files {
+        for rec in WarcReader::open(f).unwrap() {
+            let rec = rec.unwrap();
+            let uri = rec.target_uri.clone().unwrap_or_default();
+            match rec.warc_type.as_str() {
+                "request" => {
+                    requests.insert(uri, rec);
+                }
+                "response" => {
+                    responses.insert(uri, rec);
+                }
+                _ => {}
+            }
+        }
+    }
+    for r in &reqs {
+        let rec = &requests[&url(&r.path)];
+        assert_eq!(
+            String::from_utf8_lossy(&rec.block),
+            String::from_utf8_lossy(&r.raw),
+            "the request record is not the request the server received"
+        );
+    }
+    for (path, sent) in [("/gz", &gz), ("/chunked", &gz_chunked)] {
+        let rec = &responses[&url(path)];
+        let split = rec.block.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+        let head = String::from_utf8_lossy(&rec.block[..split]).to_ascii_lowercase();
+        assert!(head.contains("\r\ncontent-encoding: gzip\r\n"), "{head}");
+        assert_eq!(&rec.block[split..], sent.as_slice(), "{path}: payload not as sent");
+        assert_eq!(rec.header("WARC-Payload-Digest"), Some(sha1_base32(sent).as_str()), "{path}");
+        assert_eq!(rec.header("WARC-Block-Digest"), Some(sha1_base32(&rec.block).as_str()), "{path}");
+        if path == "/chunked" {
+            // Stored de-chunked (the client hands over no chunk framing), and says so.
+            assert!(head.contains("\r\nx-ditto-orig-transfer-encoding: chunked\r\n"), "{head}");
+            assert!(!head.contains("\r\ntransfer-encoding:"), "{head}");
+        } else {
+            assert!(head.contains(&format!("\r\ncontent-length: {}\r\n", sent.len())), "{head}");
+        }
+    }
+
+    // warcio: digests checked, payloads as sent, decoded to the bodies ditto judged.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/read_warc_warcio.py");
+    let out = std::process::Command::new("python3").arg(script).args(&files).output().unwrap();
+    assert!(out.status.success(), "warcio failed: {}", String::from_utf8_lossy(&out.stderr));
+    let seen: Vec<serde_json::Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(seen.len(), 2 * reqs.len(), "a request and a response per fetch: {seen:#?}");
+    let store = store::Store::open(&tmp.path().join("crawl.db")).unwrap();
+    let judged: BTreeMap<String, String> =
+        store.pages().map(|r| r.unwrap()).map(|r| (r.url, r.file_hash)).collect();
+    drop(store);
+    for (path, sent, body) in [("/gz", &gz, &gz_page), ("/chunked", &gz_chunked, &chunked_page)] {
+        let rec = seen.iter().find(|r| r["type"] == "response" && r["uri"] == url(path).as_str()).unwrap();
+        let ce = rec["http_headers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h[0].as_str().is_some_and(|k| k.eq_ignore_ascii_case("content-encoding")));
+        assert_eq!(ce.map(|h| h[1].clone()), Some("gzip".into()), "{rec}");
+        assert_eq!(rec["payload_sha1"], sha1_hex(sent), "{path}: warcio's payload is not as sent");
+        assert_eq!(rec["payload_digest"], sha1_base32(sent), "{rec}");
+        assert_eq!(rec["content_sha1"], sha1_hex(body.as_bytes()), "{path}: warcio decodes another body");
+        assert_eq!(
+            judged.get(&url(path)),
+            Some(&sha1_hex(body.as_bytes())),
+            "{path}: ditto judged another body"
+        );
+    }
+
+    // `ditto scan` of the WARC files: the crawl's verdicts.
+    let scan_db = tmp.path().join("rescan.db");
+    let mut args =
+        vec!["scan", "--store", scan_db.to_str().unwrap(), "--labelset", labelset.to_str().unwrap()];
+    args.extend(["--progress", "none", "--threads", "1"]);
+    let names: Vec<String> = files.iter().map(|f| f.to_string_lossy().into_owned()).collect();
+    args.extend(names.iter().map(String::as_str));
+    run_ok(&args);
+    let rows = |db: &Path| -> Vec<serde_json::Value> {
+        let db = db.to_str().unwrap();
+        let out =
+            run_ok(&["report", "--store", db, "--level", "page", "--threshold", "0", "--format", "jsonl"]);
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let crawl_db = tmp.path().join("crawl.db");
+    let (crawled, rescanned) = (rows(&crawl_db), rows(&scan_db));
+    let flagged: Vec<&str> = crawled.iter().map(|r| r["neighborhood"].as_str().unwrap()).collect();
+    assert!(
+        flagged.contains(&url("/gz").as_str()) && flagged.contains(&url("/chunked").as_str()),
+        "{crawled:#?}"
+    );
+    assert_eq!(crawled, rescanned, "ditto scan of the crawl's WARC files gives other verdicts");
+    let pages = |db: &Path| -> Vec<(String, String, u32, u32)> {
+        let store = store::Store::open(db).unwrap();
+        let v = store.pages().map(|p| p.unwrap()).map(|p| (p.url, p.file_hash, p.chunks, p.labeled_chunks));
+        v.collect()
+    };
+    assert_eq!(pages(&crawl_db), pages(&scan_db), "the scan stored other pages than the crawl");
+}
+
+fn xml(body: &str) -> Resp {
+    (200, vec![("Content-Type".into(), "application/xml".into())], body.as_bytes().to_vec())
+}
+
+fn urlset(urls: &[String]) -> String {
+    let locs: String = urls.iter().map(|u| format!("<url><loc>{u}</loc></url>")).collect();
+    format!("<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{locs}</urlset>")
+}
+
+/// Sitemaps (issue 38, item 3), under `--focus bfs --sitemaps seeds`: robots.txt names a
+/// sitemap index whose children are a gzipped urlset (`.xml.gz`, served as
+/// `application/gzip`) and a plain one; their URLs, linked from nowhere, are fetched under
+/// the usual rules (robots.txt, the seeds' scope); entries on other hosts are not taken.
+/// Without `--sitemaps seeds` none of it is read.
+#[test]
+fn sitemap_index_with_a_gzipped_child() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let port: Arc<Mutex<u16>> = Arc::default();
+    let p2 = port.clone();
+    let server = Server::start(Arc::new(move |r: &Req| {
+        let p = *p2.lock().unwrap();
+        let at = |path: &str| format!("http://s.honest.test:{p}{path}");
+        if r.host != "s.honest.test" {
+            return not_found();
+        }
+        match r.path.as_str() {
+            "/robots.txt" => robots(&format!(
+                "User-agent: *\nDisallow: /private\nSitemap: {}\nSitemap: http://other.honest.test/x.xml\n",
+                at("/sitemap_index.xml")
+            )),
+            "/sitemap_index.xml" => xml(&format!(
+                "<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+                 <sitemap><loc>{}</loc></sitemap><sitemap><loc>{}</loc></sitemap>\
+                 <sitemap><loc>http://other.honest.test/s.xml</loc></sitemap></sitemapindex>",
+                at("/sm/pages.xml.gz"),
+                at("/sm/more.xml")
+            )),
+            "/sm/pages.xml.gz" => {
+                let set = urlset(&[
+                    at("/deep/a"),
+                    at("/deep/b"),
+                    at("/private/c"),
+                    "http://other.honest.test/z".into(),
+                ]);
+                (200, vec![("Content-Type".into(), "application/gzip".into())], gzip(set.as_bytes()))
+            }
+            "/sm/more.xml" => xml(&urlset(&[at("/deep/d"), at("/deep/a")])),
+            "/" => html("<p>Home: it links to nothing.</p>"),
+            "/deep/a" | "/deep/b" | "/deep/d" | "/private/c" => html("<p>Only a sitemap leads here.</p>"),
+            _ => not_found(),
+        }
+    }));
+    let p = server.port;
+    *port.lock().unwrap() = p;
+    let run = |name: &str, sitemaps: &str| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        crawl_with(
+            &dir,
+            &labelset,
+            &[format!("http://s.honest.test:{p}/")],
+            &[format!("*.honest.test=127.0.0.1:{p}")],
+            &["--focus", "bfs", "--sitemaps", sitemaps],
+        )
+        .0
+    };
+    let stats = run("seeds", "seeds");
+    let paths = server.paths("s.honest.test");
+    for reached in ["/sitemap_index.xml", "/sm/pages.xml.gz", "/sm/more.xml", "/deep/a", "/deep/b", "/deep/d"]
+    {
+        assert_eq!(paths.iter().filter(|x| *x == reached).count(), 1, "{reached}: {paths:?}");
+    }
+    assert!(!paths.iter().any(|x| x.starts_with("/private")), "robots.txt broken: {paths:?}");
+    let others: Vec<Req> = server.requests().into_iter().filter(|r| r.host != "s.honest.test").collect();
+    assert!(others.is_empty(), "another host was asked: {others:?}");
+    assert_eq!(event(&stats, "sitemap_read"), 3, "{stats}");
+    assert_eq!(event(&stats, "sitemap_children_queued"), 2, "{stats}");
+    // /deep/a twice (queued once), /private/c queued and then disallowed.
+    assert_eq!(event(&stats, "sitemap_urls"), 5, "{stats}");
+    assert_eq!(event(&stats, "sitemap_urls_queued"), 4, "{stats}");
+    // robots.txt's line, the index's child and the urlset's entry on other.honest.test.
+    assert_eq!(event(&stats, "sitemap_offsite"), 3, "{stats}");
+    assert_eq!(event(&stats, "robots_disallowed"), 1, "{stats}");
+    // Sitemaps are requests, not pages: the seed and the four pages.
+    assert_eq!(stats["crawl"]["pages"], 4, "{stats}");
+
+    let before = server.requests().len();
+    let stats = run("off", "auto");
+    let paths: Vec<String> = server.requests()[before..].iter().map(|r| r.path.clone()).collect();
+    assert_eq!(paths, ["/robots.txt", "/"], "a bfs crawl without --sitemaps seeds reads none: {stats}");
+}
+
+/// Under `--focus labeled` (`--sitemaps auto`, the default) the sitemap of a host whose pages
+/// showed copied content is read, and only that one: its unlinked copies are found; the seed's
+/// host, which showed none, is never asked for a sitemap. `--sitemaps off` reads none.
+#[test]
+fn a_focused_crawl_reads_the_sitemaps_of_copying_hosts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let labelset = wikipedia_labelset(tmp.path());
+    let copied =
+        |title: &str| article_paragraphs(title, 100).into_iter().take(8).collect::<Vec<_>>().join("\n");
+    let (albedo, aardvark) = (copied("Albedo"), copied("Aardvark"));
+    let port: Arc<Mutex<u16>> = Arc::default();
+    let p2 = port.clone();
+    let server = Server::start(Arc::new(move |r: &Req| {
+        let p = *p2.lock().unwrap();
+        match (r.host.as_str(), r.path.as_str()) {
+            (_, "/robots.txt") => not_found(),
+            ("seed.honest.test", "/") => {
+                html(&format!("<p>A blog post.</p><a href=\"http://copier.honest.test:{p}/copy\">a copy</a>"))
+            }
+            ("copier.honest.test", "/copy") => html(&format!("<html><body>{albedo}</body></html>")),
+            ("copier.honest.test", "/sitemap.xml") => {
+                xml(&urlset(&[format!("http://copier.honest.test:{p}/hidden")]))
+            }
+            ("copier.honest.test", "/hidden") => html(&format!("<html><body>{aardvark}</body></html>")),
+            _ => not_found(),
+        }
+    }));
+    let p = server.port;
+    *port.lock().unwrap() = p;
+    let run = |name: &str, extra: &[&str]| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut flags = vec!["--scope", "any"];
+        flags.extend_from_slice(extra);
+        crawl_with(
+            &dir,
+            &labelset,
+            &[format!("http://seed.honest.test:{p}/")],
+            &[format!("*.honest.test=127.0.0.1:{p}")],
+            &flags,
+        )
+        .0
+    };
+    let stats = run("auto", &[]);
+    let copier = server.paths("copier.honest.test");
+    assert!(
+        copier.contains(&"/sitemap.xml".to_string()) && copier.contains(&"/hidden".to_string()),
+        "{copier:?}"
+    );
+    assert!(
+        !server.paths("seed.honest.test").contains(&"/sitemap.xml".to_string()),
+        "the seed's host showed no copy"
+    );
+    assert_eq!((event(&stats, "sitemap_read"), event(&stats, "sitemap_urls_queued")), (1, 1), "{stats}");
+    // The copies the sitemap led to are judged as copies.
+    let store = store::Store::open(&tmp.path().join("auto").join("crawl.db")).unwrap();
+    let hidden =
+        store.pages().map(|r| r.unwrap()).find(|r| r.url.ends_with("/hidden")).expect("/hidden stored");
+    assert!(hidden.labeled_chunks > 0, "{hidden:?}");
+    drop(store);
+
+    let before = server.requests().len();
+    run("off", &["--sitemaps", "off"]);
+    let later: Vec<String> = server.requests()[before..].iter().map(|r| r.path.clone()).collect();
+    assert!(!later.iter().any(|x| x == "/sitemap.xml" || x == "/hidden"), "{later:?}");
 }

@@ -145,7 +145,7 @@ fn write_edited_warc(path: &Path) {
             reason: "OK".into(),
             http_version: "HTTP/1.1".into(),
             response_headers: vec![("Content-Type".into(), "text/html; charset=utf-8".into())],
-            body: body.into_bytes(),
+            payload: body.into_bytes(),
             truncated: false,
         };
         w.write_fetch(&rec).unwrap();

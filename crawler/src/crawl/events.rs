@@ -78,6 +78,29 @@ pub enum CrawlEvent {
     /// A fetch failed on a pooled connection the server had closed and was sent again on a
     /// fresh one, spending no budget (`crate::connections`).
     StaleConnectionRetried,
+    /// A sitemap file read (robots.txt `Sitemap:`, `/sitemap.xml`, or an index's child).
+    SitemapRead,
+    /// A sitemap that was neither XML nor URL lines, or a gzip stream that did not inflate.
+    SitemapUnreadable,
+    /// A sitemap file longer than 50 MB uncompressed (or cut at the fetch's cap): read as
+    /// far as it came.
+    SitemapTruncated,
+    /// Page URLs taken from sitemaps: on the sitemap's own host, admitted by the usual rules
+    /// (scope, traps, depth), within the host's page budget.
+    SitemapUrls,
+    /// Sitemap URLs new to the frontier (scope, traps and depth passed, not seen before).
+    SitemapUrlsQueued,
+    /// Sitemaps an index listed, queued to be read.
+    SitemapChildrenQueued,
+    /// Sitemap entries on another host than the sitemap's, or robots.txt `Sitemap:` lines
+    /// naming another host: not taken.
+    SitemapOffsite,
+    /// URLs past the 50,000 a sitemap file may list.
+    SitemapUrlCap,
+    /// Sitemap URLs past the host's page budget (`per_host_max_pages`), not taken.
+    SitemapHostBudget,
+    /// Sitemaps past the most read per host (`MAX_SITEMAP_FILES_PER_HOST`), not taken.
+    SitemapFileCap,
 }
 
 impl CrawlEvent {
@@ -111,6 +134,16 @@ impl CrawlEvent {
             Self::HostRetired(r) => return Cow::Owned(format!("host_retired_{}", r.as_str())),
             Self::RetiredUrl(r) => return Cow::Owned(format!("retired_url_{}", r.as_str())),
             Self::StaleConnectionRetried => "stale_connection_retried",
+            Self::SitemapRead => "sitemap_read",
+            Self::SitemapUnreadable => "sitemap_unreadable",
+            Self::SitemapTruncated => "sitemap_truncated",
+            Self::SitemapUrls => "sitemap_urls",
+            Self::SitemapUrlsQueued => "sitemap_urls_queued",
+            Self::SitemapChildrenQueued => "sitemap_children_queued",
+            Self::SitemapOffsite => "sitemap_offsite",
+            Self::SitemapUrlCap => "sitemap_url_cap",
+            Self::SitemapHostBudget => "sitemap_host_budget",
+            Self::SitemapFileCap => "sitemap_file_cap",
         };
         Cow::Borrowed(name)
     }
@@ -141,12 +174,14 @@ pub struct CrawlCounters {
 impl CrawlCounters {
     /// Count one event.
     pub fn event(&self, event: CrawlEvent) {
-        *self.events.lock().unwrap_or_else(|e| e.into_inner()).entry(event).or_default() += 1;
+        self.add(event, 1);
     }
 
-    /// Count `event` `n` times.
+    /// Count `n` occurrences of an event (none: nothing recorded).
     pub fn add(&self, event: CrawlEvent, n: u64) {
-        *self.events.lock().unwrap_or_else(|e| e.into_inner()).entry(event).or_default() += n;
+        if n > 0 {
+            *self.events.lock().unwrap_or_else(|e| e.into_inner()).entry(event).or_default() += n;
+        }
     }
 
     /// How often `event` happened so far.
@@ -259,6 +294,16 @@ mod tests {
             (CrawlEvent::RetiredUrl(RetireReason::Connect), "retired_url_connect"),
             (CrawlEvent::RetiredUrl(RetireReason::RobotsUnreachable), "retired_url_robots_unreachable"),
             (CrawlEvent::StaleConnectionRetried, "stale_connection_retried"),
+            (CrawlEvent::SitemapRead, "sitemap_read"),
+            (CrawlEvent::SitemapUnreadable, "sitemap_unreadable"),
+            (CrawlEvent::SitemapTruncated, "sitemap_truncated"),
+            (CrawlEvent::SitemapUrls, "sitemap_urls"),
+            (CrawlEvent::SitemapUrlsQueued, "sitemap_urls_queued"),
+            (CrawlEvent::SitemapChildrenQueued, "sitemap_children_queued"),
+            (CrawlEvent::SitemapOffsite, "sitemap_offsite"),
+            (CrawlEvent::SitemapUrlCap, "sitemap_url_cap"),
+            (CrawlEvent::SitemapHostBudget, "sitemap_host_budget"),
+            (CrawlEvent::SitemapFileCap, "sitemap_file_cap"),
         ];
         for (event, name) in named {
             assert_eq!(event.name(), name);

@@ -35,7 +35,10 @@ impl Scheduler {
                 self.finish_refused_robots(done.host, now)
             }
             DoneKind::Robots { origin, state, outcome, crawl_delay_token, refused: false, failure } => {
-                self.finish_robots(done.host, origin, state, outcome, crawl_delay_token, failure, now)
+                let host = done.host.clone();
+                self.finish_robots(done.host, origin, state, outcome, crawl_delay_token, failure, now);
+                // Sitemaps wanted before any robots.txt of the host was known (the seeds').
+                self.queue_sitemaps(&host)?;
             }
             DoneKind::Page { entry, result: Err(e), .. } => {
                 self.finish_failed_fetch(&done.host, entry, &e, now)?
@@ -149,6 +152,9 @@ impl Scheduler {
             self.counters.event(CrawlEvent::BodyTruncated);
         }
         let tries = self.retries.remove(&entry.url).unwrap_or(0) + 1;
+        if entry.sitemap {
+            return self.finish_sitemap(entry, &resp, tries);
+        }
         match resp.status {
             // Try again after the backoff, up to MAX_TRIES in all; the entry keeps its place.
             429 | 500..=599 => {
@@ -213,6 +219,82 @@ impl Scheduler {
         Ok(())
     }
 
+    /// A sitemap's response: retried, redirected (still a sitemap), read, or finished.
+    fn finish_sitemap(
+        &mut self,
+        entry: FrontierEntry,
+        resp: &FetchResponse,
+        tries: u32,
+    ) -> Result<(), CrawlError> {
+        match resp.status {
+            429 | 500..=599 => self.retry_or_give_up(entry, tries, &format!("HTTP status {}", resp.status)),
+            300..=399 => self.follow_redirect(&entry, resp),
+            200..=299 => self.read_sitemap(entry, resp),
+            status => {
+                if let Some(log) = &self.cfg.failure_log {
+                    log.write(
+                        &entry.url,
+                        CrawlEvent::HttpStatus(status),
+                        &format!("sitemap: HTTP status {status}"),
+                    );
+                }
+                self.store.frontier_finish(&entry.url, &[])?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Read a fetched sitemap ([`crate::sitemap`]): an index's sitemaps queued (up to
+    /// [`MAX_SITEMAP_FILES_PER_HOST`] per host), a urlset's or text file's URLs on the
+    /// sitemap's own host admitted as links are, one deeper than the sitemap, at its priority
+    /// (up to the host's page budget); queued with the sitemap's finishing, in one step.
+    ///
+    /// [`MAX_SITEMAP_FILES_PER_HOST`]: super::sitemaps::MAX_SITEMAP_FILES_PER_HOST
+    fn read_sitemap(&mut self, entry: FrontierEntry, resp: &FetchResponse) -> Result<(), CrawlError> {
+        let sm = crate::sitemap::parse_sitemap(&resp.body);
+        self.counters.event(CrawlEvent::SitemapRead);
+        if sm.unreadable {
+            self.counters.event(CrawlEvent::SitemapUnreadable);
+            if let Some(log) = &self.cfg.failure_log {
+                log.write(&entry.url, CrawlEvent::SitemapUnreadable, "neither a sitemap's XML nor URL lines");
+            }
+        }
+        if sm.truncated || resp.truncated {
+            self.counters.event(CrawlEvent::SitemapTruncated);
+        }
+        self.counters.add(CrawlEvent::SitemapUrlCap, sm.over_cap);
+        let host = entry.host_key.as_str();
+        let index = sm.kind == crate::sitemap::SitemapKind::Index;
+        let budget = self.cfg.per_host_max_pages;
+        let mut next = Vec::new();
+        for loc in &sm.locs {
+            let depth = if index { entry.depth } else { entry.depth.saturating_add(1) };
+            let Some(mut e) = self.links.admit(Some(&entry.url), loc, depth, entry.priority) else {
+                continue;
+            };
+            if e.host_key != host {
+                self.counters.event(CrawlEvent::SitemapOffsite);
+            } else if index {
+                if self.sitemaps.take_file(host) {
+                    e.sitemap = true;
+                    next.push(e);
+                } else {
+                    self.counters.event(CrawlEvent::SitemapFileCap);
+                }
+            } else if self.sitemaps.take_url(host, budget) {
+                self.counters.event(CrawlEvent::SitemapUrls);
+                next.push(e);
+            } else {
+                self.counters.event(CrawlEvent::SitemapHostBudget);
+            }
+        }
+        let next = self.links.route(next);
+        let added = self.store.frontier_finish(&entry.url, &next)?;
+        let queued = if index { CrawlEvent::SitemapChildrenQueued } else { CrawlEvent::SitemapUrlsQueued };
+        self.counters.add(queued, added.queued);
+        Ok(())
+    }
+
     /// A URL that failed for a reason that may pass (429, 5xx, timeout, refused connection)
     /// on its `tries`th try: queued again (the host backs off meanwhile), or, after
     /// [`MAX_TRIES`], finished as failed (`retries_exhausted`, with `why` in the failure log).
@@ -264,6 +346,7 @@ impl Scheduler {
             }
             let mut e = self.links.admit(Some(&entry.url), target, entry.depth, entry.priority)?;
             e.hops = entry.hops + 1;
+            e.sitemap = entry.sitemap;
             Some(e)
         });
         let next = self.links.route(next.into_iter().collect());

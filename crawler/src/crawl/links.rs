@@ -149,7 +149,7 @@ impl LinkPolicy {
             Some(domain) => surt_host_key(&domain),
             None => surt_host_key(host),
         };
-        Some(FrontierEntry { url: parsed.into(), host_key, depth, priority, hops: 0 })
+        Some(FrontierEntry { url: parsed.into(), host_key, depth, priority, hops: 0, sitemap: false })
     }
 
     /// Entries for a page's links (`hrefs`, found at `base`): each admitted as by

@@ -11,6 +11,7 @@
 //! | `links.rs` | [`LinkPolicy`]: which links enter the frontier |
 //! | `priority.rs` | [`HostRanker`]: which hosts are fetched from next, when the caller ranks them |
 //! | `robots_book.rs` | robots.txt per origin (RFC 9309 §2.3), grouped by host |
+//! | `sitemaps.rs` | which hosts' sitemaps are read, and their bounds per host |
 //! | `hostq.rs` | [`hostq::HostQueue`]: the hosts with queued URLs, ranked, and which may start now, at a cost per change |
 //! | `retire.rs` | [`RetireConfig`]: hosts retired after repeated connection failures or an unreachable robots.txt, their URLs finished as failed |
 //! | `retiring.rs` | the scheduler's side of it: failures counted, retired hosts' URLs finished, retirements ended |
@@ -49,6 +50,8 @@ mod run;
 #[cfg(feature = "net")]
 mod schedule;
 mod servers;
+#[cfg(feature = "net")]
+mod sitemaps;
 
 pub use events::{CrawlCounters, CrawlEvent, FailureLog};
 pub use links::{LinkPolicy, DEFAULT_MAX_LINKS_PER_PAGE};
@@ -134,6 +137,26 @@ pub struct CrawlConfig {
     /// Politeness per IP address over its hosts, and what the per-host rules apply to
     /// ([`ServerConfig`]).
     pub servers: ServerConfig,
+    /// Whose sitemaps are read ([`SitemapPolicy`]).
+    pub sitemaps: SitemapPolicy,
+}
+
+/// Which hosts' sitemaps a crawl reads (robots.txt `Sitemap:` lines, else `/sitemap.xml`;
+/// indexes and gzipped files too, within 50,000 URLs and 50 MB per file): their URLs enter
+/// the frontier under the usual rules, at the host's priority. See `sitemaps.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SitemapPolicy {
+    /// The hosts the ranker names ([`HostRanker::take_sitemap_hosts`]): with a focused
+    /// crawl's ranker, the hosts whose pages showed copied content.
+    pub ranked: bool,
+    /// The seeds' hosts, from the start (with or without a ranker).
+    pub seeds: bool,
+}
+
+impl Default for SitemapPolicy {
+    fn default() -> Self {
+        SitemapPolicy { ranked: true, seeds: false }
+    }
 }
 
 /// With a ranker, this many of the best hosts are always eligible by default (see
@@ -168,6 +191,7 @@ impl Default for CrawlConfig {
             max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
             retire: RetireConfig::default(),
             servers: ServerConfig::default(),
+            sitemaps: SitemapPolicy::default(),
         }
     }
 }

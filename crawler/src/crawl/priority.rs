@@ -30,6 +30,13 @@ pub trait HostRanker: Send + Sync {
         Vec::new()
     }
 
+    /// Hosts ranked high enough that their sitemaps are worth reading (for a focused crawl:
+    /// hosts whose pages showed copied content), each named once per run. The scheduler
+    /// reads their sitemaps when [`super::SitemapPolicy::ranked`] is set.
+    fn take_sitemap_hosts(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// A page fetch of `entry` starts: the `n`th page fetch of this run (from 1), its host
     /// ranked `rank`, at `position` (0 = best) among the hosts eligible in that pass.
     fn taken(&self, entry: &FrontierEntry, n: u64, rank: f64, position: usize) {

@@ -45,6 +45,13 @@ impl RobotsBook {
         h.origins.iter().find(|(o, _, until)| o == origin && *until > now).map(|(_, r, _)| r.clone())
     }
 
+    /// Every origin of `host` whose robots.txt was read, with its rules (expired or not).
+    pub(super) fn origins(&self, host: &str) -> Vec<(String, Arc<RobotsState>)> {
+        self.hosts
+            .get(host)
+            .map_or_else(Vec::new, |h| h.origins.iter().map(|(o, r, _)| (o.clone(), r.clone())).collect())
+    }
+
     /// A robots.txt fetch of `host` starts.
     pub(super) fn start_fetch(&mut self, host: &str) {
         self.hosts.entry(host.to_string()).or_default().fetching += 1;

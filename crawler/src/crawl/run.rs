@@ -39,16 +39,19 @@ pub async fn crawl(
     io: CrawlIo,
 ) -> Result<CrawlReport, CrawlError> {
     let start = Instant::now();
-    let requeued = resume_and_seed(&store, &links, &seeds)?;
+    let (requeued, seed_entries) = resume_and_seed(&store, &links, &seeds)?;
     let (done_tx, mut done_rx) = mpsc::unbounded_channel();
+    let read_seed_sitemaps = cfg.sitemaps.seeds;
     let mut scheduler = Scheduler::new(store, fetcher, cfg, links, io, done_tx);
+    if read_seed_sitemaps {
+        for e in &seed_entries {
+            scheduler.want_sitemaps(&e.host_key, e.priority, e.depth)?;
+        }
+    }
     let stopped_by = scheduler.run(&mut done_rx).await?;
     scheduler.wind_down(&mut done_rx, stopped_by).await?;
     let s = &scheduler;
-    let stale = s.fetcher.stale_retries();
-    if stale > 0 {
-        s.counters.add(CrawlEvent::StaleConnectionRetried, stale);
-    }
+    s.counters.add(CrawlEvent::StaleConnectionRetried, s.fetcher.stale_retries());
     let mut links_rejected = s.links.rejected();
     match s.store.frontier_dropped_full() {
         0 => {}
@@ -78,8 +81,12 @@ pub async fn crawl(
 /// Put the tickets a previous run left in flight, and the URLs it refused for their address,
 /// back in the queue, load the seen set, and
 /// queue the seeds (in a partitioned crawl, those this partition owns, after joining the
-/// exchange). Returns how many tickets were requeued.
-fn resume_and_seed(store: &Store, links: &LinkPolicy, seeds: &[String]) -> Result<u64, CrawlError> {
+/// exchange). Returns how many tickets were requeued, and the seeds' entries.
+fn resume_and_seed(
+    store: &Store,
+    links: &LinkPolicy,
+    seeds: &[String],
+) -> Result<(u64, Vec<FrontierEntry>), CrawlError> {
     let requeued = store.frontier_requeue_inflight()? + store.frontier_requeue_refused()?;
     store.frontier_load_seen()?;
     let mut seed_entries: Vec<FrontierEntry> =
@@ -90,5 +97,5 @@ fn resume_and_seed(store: &Store, links: &LinkPolicy, seeds: &[String]) -> Resul
         r.start()?;
     }
     store.frontier_add(&seed_entries)?;
-    Ok(requeued)
+    Ok((requeued, seed_entries))
 }

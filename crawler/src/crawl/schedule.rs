@@ -16,6 +16,7 @@ use super::hostq::{FocusRule, HostQueue, HostStatus, PickRule, Picked};
 use super::retire::Retirements;
 use super::robots_book::{origin_of, robots_url, RobotsBook};
 use super::servers::{Resolved, Servers};
+use super::sitemaps::{sitemap_urls, SitemapJob, SitemapJobs};
 use super::{CrawlConfig, CrawlCounters, CrawlEvent, CrawlIo, FetchRecorder, LinkPolicy, PageSink};
 use crate::error::CrawlError;
 use crate::fetch::{FetchErrorKind, Fetcher};
@@ -92,6 +93,11 @@ pub(super) struct Scheduler {
     /// Address lookups that finished.
     pub(super) resolved_tx: UnboundedSender<Resolved>,
     pub(super) resolved_rx: UnboundedReceiver<Resolved>,
+    /// The hosts whose sitemaps are wanted or read, and their bounds ([`SitemapJobs`]).
+    pub(super) sitemaps: SitemapJobs,
+    /// Priority and depth of each host's last page taken: where its sitemaps' URLs go when
+    /// the ranker names it (forgotten with the host).
+    last_taken: HashMap<String, (u32, u32)>,
     done_tx: UnboundedSender<Done>,
     pub(super) in_flight: usize,
     pages_started: u64,
@@ -154,6 +160,8 @@ impl Scheduler {
             servers,
             resolved_tx,
             resolved_rx,
+            sitemaps: SitemapJobs::default(),
+            last_taken: HashMap::new(),
             done_tx,
             in_flight: 0,
             pages_started: 0,
@@ -264,6 +272,12 @@ impl Scheduler {
                 let Some(id) = self.queue.id(&host) else { continue };
                 if let Some(p) = self.queue.best(id) {
                     self.queue.set_best(id, Some(p), r.rank(&host, p), now);
+                }
+            }
+            if self.cfg.sitemaps.ranked {
+                for host in r.take_sitemap_hosts() {
+                    let (priority, depth) = self.last_taken.get(&host).copied().unwrap_or((0, 0));
+                    self.want_sitemaps(&host, priority, depth)?;
                 }
             }
         }
@@ -377,6 +391,7 @@ impl Scheduler {
             self.robots.remove(&host);
             self.host_pages.remove(&host);
             self.retired.forget(&host);
+            self.last_taken.remove(&host);
             self.queue.evict(id);
             self.forget_addr(&host);
         }
@@ -538,6 +553,9 @@ impl Scheduler {
             pass.started_any = true;
             return Ok(());
         }
+        if entry.sitemap {
+            return self.start_sitemap_fetch(host, entry, pass).await;
+        }
         let store = &self.store;
         let fetched =
             *self.host_pages.entry(host.to_string()).or_insert_with(|| store.host_pages(host).unwrap_or(0));
@@ -554,6 +572,12 @@ impl Scheduler {
         self.on_start(host, now);
         self.update_host(host, now);
         *self.host_pages.entry(host.to_string()).or_default() += 1;
+        match self.last_taken.get_mut(host) {
+            Some(t) => *t = (entry.priority, entry.depth),
+            None => {
+                self.last_taken.insert(host.to_string(), (entry.priority, entry.depth));
+            }
+        }
         self.in_flight += 1;
         self.pages_started += 1;
         if let Some(r) = &self.cfg.ranker {
@@ -568,6 +592,78 @@ impl Scheduler {
             let finished = Instant::now();
             let _ = tx.send(Done { host: h, kind: DoneKind::Page { entry, result, fetch_time }, finished });
         });
+        Ok(())
+    }
+
+    /// Fetch a sitemap of `host` (its robots.txt allows it): a request like a page's, under
+    /// the host's politeness, not counted as a page; up to [`MAX_SITEMAP_BYTES`].
+    ///
+    /// [`MAX_SITEMAP_BYTES`]: crate::sitemap::MAX_SITEMAP_BYTES
+    async fn start_sitemap_fetch(
+        &mut self,
+        host: &str,
+        entry: store::FrontierEntry,
+        pass: &mut Pass,
+    ) -> Result<(), CrawlError> {
+        if let Some(l) = &self.limiter {
+            l.until_ready().await;
+        }
+        let now = Instant::now();
+        self.on_start(host, now);
+        self.update_host(host, now);
+        self.in_flight += 1;
+        pass.started_any = true;
+        self.counters.requests.fetch_add(1, Relaxed);
+        let (f, tx, h) = (self.fetcher.clone(), self.done_tx.clone(), host.to_string());
+        let cap = crate::sitemap::MAX_SITEMAP_BYTES;
+        tokio::spawn(async move {
+            let fetch_time = unix_now();
+            let result = f.get_capped(&entry.url, cap).await;
+            let finished = Instant::now();
+            let _ = tx.send(Done { host: h, kind: DoneKind::Page { entry, result, fetch_time }, finished });
+        });
+        Ok(())
+    }
+
+    /// Read `host`'s sitemaps, once per run: queued now if a robots.txt of the host is known,
+    /// else when one is read. Their URLs go at `priority`, one deeper than `depth`.
+    /// Nothing is read where the URLs listed would be too deep to queue (`--max-depth 0`).
+    pub(super) fn want_sitemaps(&mut self, host: &str, priority: u32, depth: u32) -> Result<(), CrawlError> {
+        if depth >= self.cfg.max_depth {
+            return Ok(());
+        }
+        if self.sitemaps.want(host, SitemapJob { priority, depth }) {
+            self.queue_sitemaps(host)?;
+        }
+        Ok(())
+    }
+
+    /// Queue the sitemaps of `host` if they are wanted: for each origin whose robots.txt is
+    /// known, its `Sitemap:` lines naming the host, else its `/sitemap.xml`. A host whose
+    /// robots.txt files were all unavailable waits for one that is not.
+    pub(super) fn queue_sitemaps(&mut self, host: &str) -> Result<(), CrawlError> {
+        let origins = self.robots.origins(host);
+        if origins.iter().all(|(_, r)| matches!(**r, crate::robots::RobotsState::DisallowAll)) {
+            return Ok(());
+        }
+        let Some(job) = self.sitemaps.start(host) else { return Ok(()) };
+        let mut entries = Vec::new();
+        for (origin, robots) in origins {
+            for url in sitemap_urls(&origin, &robots) {
+                let Some(mut e) = self.links.admit(None, &url, job.depth, job.priority) else { continue };
+                if e.host_key != host {
+                    self.counters.event(CrawlEvent::SitemapOffsite);
+                } else if self.sitemaps.take_file(host) {
+                    e.sitemap = true;
+                    entries.push(e);
+                } else {
+                    self.counters.event(CrawlEvent::SitemapFileCap);
+                }
+            }
+        }
+        tracing::debug!(host, sitemaps = entries.len(), "reading the host's sitemaps");
+        let entries = self.links.route(entries);
+        self.store.frontier_add(&entries)?;
         Ok(())
     }
 

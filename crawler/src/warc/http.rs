@@ -1,5 +1,7 @@
 //! HTTP/1.x response messages as archived in WARC `response` records: the status line and
-//! headers, de-chunking and Content-Encoding decoding with an output cap.
+//! headers, de-chunking and Content-Encoding decoding (gzip, deflate, br) with an output cap.
+//! The fetcher decodes what it receives with the same functions, so a crawl and a scan of its
+//! WARC files see the same bodies.
 //!
 //! Archived traffic is messy, so everything here is lenient: a missing reason phrase,
 //! duplicate headers, obs-fold continuation lines, broken chunking (falls back to the raw
@@ -202,6 +204,7 @@ pub fn decode_coding(coding: &str, data: &[u8], max: usize) -> Option<(Vec<u8>, 
             Some((data[..data.len().min(max)].to_vec(), capped))
         }
         "gzip" | "x-gzip" => read_capped(MultiGzDecoder::new(data), max, hint),
+        "br" => read_capped(brotli_decompressor::Decompressor::new(data, 16 << 10), max, hint),
         "deflate" => {
             // RFC 9110 says zlib; many servers send raw deflate. Check the zlib header.
             let zlib = data.len() >= 2
@@ -216,6 +219,33 @@ pub fn decode_coding(coding: &str, data: &[u8], max: usize) -> Option<(Vec<u8>, 
         }
         _ => None,
     }
+}
+
+/// The content codings of a message's `Content-Encoding` values, in the order applied
+/// (lower case; `identity` left out).
+pub fn content_codings<'a>(values: impl Iterator<Item = &'a str>) -> Vec<String> {
+    values
+        .flat_map(|v| v.split(','))
+        .map(|t| t.trim().to_ascii_lowercase())
+        .filter(|t| !t.is_empty() && t != "identity")
+        .collect()
+}
+
+/// Undo `codings` (as [`content_codings`] lists them: last applied, first undone), output
+/// capped at `max`: (body, capped, failed). On a coding that cannot be decoded (invalid data,
+/// unsupported coding) the body is the one before it, undecoded, and `failed` is set.
+pub fn decode_codings(codings: &[String], mut body: Vec<u8>, max: usize) -> (Vec<u8>, bool, bool) {
+    let mut capped = false;
+    for c in codings.iter().rev() {
+        match decode_coding(c, &body, max) {
+            Some((b, cut)) => {
+                body = b;
+                capped |= cut;
+            }
+            None => return (body, capped, true),
+        }
+    }
+    (body, capped, false)
 }
 
 /// De-chunk (if `Transfer-Encoding: chunked`) and decode Content-Encoding (if any) of a
@@ -234,25 +264,11 @@ pub fn decode_body(head: &HttpHead, raw: &[u8], max: usize) -> DecodedBody {
     } else {
         body = raw.to_vec();
     }
-    let codings: Vec<String> = head
-        .headers_named("Content-Encoding")
-        .flat_map(|v| v.split(','))
-        .map(|t| t.trim().to_ascii_lowercase())
-        .filter(|t| !t.is_empty() && t != "identity")
-        .collect();
-    // Codings are listed in the order applied; undo them last first.
-    for c in codings.iter().rev() {
-        match decode_coding(c, &body, max) {
-            Some((b, capped)) => {
-                body = b;
-                d.capped |= capped;
-            }
-            None => {
-                d.decode_failed = true;
-                break;
-            }
-        }
-    }
+    let codings = content_codings(head.headers_named("Content-Encoding"));
+    let (decoded, capped, failed) = decode_codings(&codings, body, max);
+    body = decoded;
+    d.capped |= capped;
+    d.decode_failed = failed;
     if body.len() > max {
         body.truncate(max);
         d.capped = true;
@@ -357,6 +373,15 @@ mod tests {
         let d = decode_body(&h, b"<html>plain</html>", 1 << 20);
         assert!(d.decode_failed);
         assert_eq!(d.body, b"<html>plain</html>");
+        // Brotli (RFC 7932): "hello" as one compressed meta-block.
+        let h = head("HTTP/1.1 200 OK\r\nContent-Encoding: br\r\n\r\n");
+        let d = decode_body(&h, b"\x0b\x02\x80hello\x03", 1 << 20);
+        assert_eq!((d.body.as_slice(), d.decode_failed), (&b"hello"[..], false));
+        assert!(decode_body(&h, b"<html>not brotli", 1 << 20).decode_failed);
+        // Two codings, undone last first.
+        let h = head("HTTP/1.1 200 OK\r\nContent-Encoding: br, gzip\r\n\r\n");
+        assert_eq!(decode_body(&h, &gzip(b"\x0b\x02\x80hello\x03"), 1 << 20).body, b"hello");
+
         // Unknown coding: keep raw, flag.
         let h = head("HTTP/1.1 200 OK\r\nContent-Encoding: zstd\r\n\r\n");
         assert!(decode_body(&h, b"abc", 1 << 20).decode_failed);

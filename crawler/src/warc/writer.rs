@@ -7,7 +7,13 @@
 //! "record-at-time compression"), so a record can be read from its offset alone.
 //!
 //! Each file starts with a `warcinfo` record (WARC 1.1 §6.4); each fetch adds a `request`
-//! and a `response` record (§6.5, §6.6) linked by `WARC-Concurrent-To` (§5.7).
+//! and a `response` record (§6.5, §6.6) linked by `WARC-Concurrent-To` (§5.7). Both hold the
+//! HTTP messages as sent, as Heritrix and wget write them: the request head the fetcher
+//! wrote, and the response with its headers and its body still in its Content-Encoding
+//! (gzip, br, …), so payload digests match other archives of the same resource. What the
+//! HTTP client does not hand over is the one difference: a chunked body is stored de-chunked,
+//! its `Transfer-Encoding` kept as `X-Ditto-Orig-Transfer-Encoding`; header names are in
+//! lower case. Readers decode the body by its Content-Encoding ([`super::http`]).
 //!
 //! Crash recovery: [`WarcWriter::new`] finds leftover `{prefix}-*.warc.gz.open` files of a
 //! crashed run, truncates each to its last complete gzip member (a member whose deflate
@@ -79,9 +85,9 @@ pub struct FetchRecord {
     pub http_version: String,
     /// Response headers in order, as received.
     pub response_headers: Vec<(String, String)>,
-    /// The body after transfer and content decoding.
-    pub body: Vec<u8>,
-    /// The body was cut at the crawler's size cap: the record gets `WARC-Truncated: length`
+    /// The body as sent: transfer coding (chunking) removed, Content-Encoding intact.
+    pub payload: Vec<u8>,
+    /// The payload was cut at the crawler's size cap: the record gets `WARC-Truncated: length`
     /// (WARC 1.1 §5.13), so readers know it is not the whole resource.
     pub truncated: bool,
 }
@@ -208,8 +214,8 @@ impl WarcWriter {
         fields.push(("WARC-Warcinfo-ID", cur.warcinfo_id.clone()));
         fields.push(("Content-Type", "application/http; msgtype=response".to_string()));
         fields.push(("WARC-Block-Digest", sha1_base32(&block)));
-        // The payload is the entity body (WARC 1.1 §5.9), here the decoded body we store.
-        fields.push(("WARC-Payload-Digest", sha1_base32(&rec.body)));
+        // The payload is the entity body as sent (WARC 1.1 §5.9): Content-Encoding intact.
+        fields.push(("WARC-Payload-Digest", sha1_base32(&rec.payload)));
         if rec.truncated {
             fields.push(("WARC-Truncated", "length".to_string()));
         }
@@ -350,15 +356,13 @@ fn warcinfo_block(info: &WarcInfo) -> Vec<u8> {
     out
 }
 
-/// Headers dropped from the stored response because the stored body is decoded (reqwest
-/// de-chunks and decompresses for us): keeping them would make the record lie about its
-/// body. Their original values are kept under `X-Ditto-Orig-{name}`.
-const DECODED_AWAY: [&str; 3] = ["Content-Encoding", "Transfer-Encoding", "Content-Length"];
+/// Headers renamed in the stored response (to `X-Ditto-Orig-{name}`) because the stored
+/// payload is no longer in that form: the HTTP client de-chunks and hands over no chunk
+/// framing. Content-Encoding and Content-Length stay: the payload is as sent.
+const DECODED_AWAY: [&str; 1] = ["Transfer-Encoding"];
 
-/// The `application/http; msgtype=response` block: status line, headers, blank line,
-/// body. The body is the decoded body, so Content-Encoding, Transfer-Encoding and
-/// Content-Length are replaced by a Content-Length of the stored body (see
-/// [`DECODED_AWAY`]); everything else is kept as received, in order.
+/// The `application/http; msgtype=response` block: status line, headers as received (in
+/// order; [`DECODED_AWAY`] renamed), blank line, payload as sent.
 fn response_block(rec: &FetchRecord) -> Vec<u8> {
     let version = match rec.http_version.trim() {
         "" => "HTTP/1.1".to_string(),
@@ -367,25 +371,21 @@ fn response_block(rec: &FetchRecord) -> Vec<u8> {
         v => format!("HTTP/{v}"),
     };
     let mut head = format!("{} {} {}\r\n", header_value(&version), rec.status, header_value(&rec.reason));
-    let mut orig = Vec::new();
     for (name, value) in &rec.response_headers {
         if !is_token(name) {
             continue; // not a header name; would break the header block
         }
         let value = header_value(value);
         if DECODED_AWAY.iter().any(|d| d.eq_ignore_ascii_case(name)) {
-            orig.push(format!("X-Ditto-Orig-{name}: {value}\r\n"));
+            head.push_str(&format!("X-Ditto-Orig-{name}: {value}\r\n"));
             continue;
         }
         head.push_str(&format!("{name}: {value}\r\n"));
     }
-    for o in orig {
-        head.push_str(&o);
-    }
-    head.push_str(&format!("Content-Length: {}\r\n\r\n", rec.body.len()));
-    let mut out = Vec::with_capacity(head.len() + rec.body.len());
+    head.push_str("\r\n");
+    let mut out = Vec::with_capacity(head.len() + rec.payload.len());
     out.extend_from_slice(head.as_bytes());
-    out.extend_from_slice(&rec.body);
+    out.extend_from_slice(&rec.payload);
     out
 }
 
@@ -616,7 +616,7 @@ mod tests {
     }
 
     #[test]
-    fn response_block_replaces_decoded_headers() {
+    fn response_block_keeps_the_message_as_sent() {
         let rec = FetchRecord {
             url: "http://h/".into(),
             ip: None,
@@ -628,20 +628,25 @@ mod tests {
             response_headers: vec![
                 ("Content-Type".into(), "text/html".into()),
                 ("Content-Encoding".into(), "gzip".into()),
-                ("content-length".into(), "999".into()),
+                ("transfer-encoding".into(), "chunked".into()),
+                ("content-length".into(), "5".into()),
                 ("X-Evil".into(), "a\r\nInjected: yes".into()),
                 ("Bad Name".into(), "x".into()),
             ],
-            body: b"hello".to_vec(),
+            payload: b"\x1f\x8b..".to_vec(),
             truncated: false,
         };
-        let block = String::from_utf8(response_block(&rec)).unwrap_or_default();
-        assert_eq!(
-            block,
-            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Evil: a  Injected: yes\r\n\
-             X-Ditto-Orig-Content-Encoding: gzip\r\nX-Ditto-Orig-content-length: 999\r\n\
-             Content-Length: 5\r\n\r\nhello"
-        );
+        // Headers kept (Content-Encoding, Content-Length) and the payload byte for byte;
+        // only the chunking is renamed, since the payload is stored de-chunked.
+        let want = [
+            &b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n\
+               X-Ditto-Orig-transfer-encoding: chunked\r\ncontent-length: 5\r\n\
+               X-Evil: a  Injected: yes\r\n\r\n"[..],
+            b"\x1f\x8b..",
+        ]
+        .concat();
+        assert_eq!(String::from_utf8_lossy(&response_block(&rec)), String::from_utf8_lossy(&want));
+        assert_eq!(response_block(&rec), want);
         let h2 = FetchRecord { http_version: "2.0".into(), reason: String::new(), ..rec };
         assert!(response_block(&h2).starts_with(b"HTTP/2.0 200 \r\n"));
         let odd = FetchRecord { http_version: "HTTé/1".into(), ..h2.clone() };

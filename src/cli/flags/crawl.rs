@@ -98,6 +98,14 @@ pub struct CrawlArgs {
     /// spends more of the page budget on hosts that promise less.
     #[arg(long, default_value_t = crawler::crawl::FOCUS_MIN_HOSTS)]
     pub focus_min_hosts: usize,
+    /// Whose sitemaps to read (robots.txt `Sitemap:` lines, else /sitemap.xml; sitemap indexes
+    /// and gzipped sitemaps too, at most 50,000 URLs and 50 MB per file): `auto` = the hosts a
+    /// focused crawl finds copying (`--focus labeled`; none with `--focus bfs`), `seeds` = the
+    /// seeds' hosts too, from the start (with either --focus), `off` = none. Their URLs enter
+    /// the frontier as links do (scope, robots.txt, traps, --max-depth, --per-host-max-pages),
+    /// at the host's priority; sitemap requests are polite and not counted as pages.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub sitemaps: SitemapsArg,
     /// Say why URL was fetched when it was (its link's evidence, its host's rank at the
     /// time), from the focus log of --store (`focus-log.jsonl`, written by `--focus labeled`
     /// crawls), and exit.
@@ -161,10 +169,12 @@ pub struct CrawlArgs {
     #[arg(long, value_parser = parse_rate)]
     pub rate: Option<f64>,
     /// Requests in flight over all hosts (still one per host). Each may hold a body of up to
-    /// --max-body-bytes until the pipeline takes it.
+    /// --max-body-bytes until the pipeline takes it (twice that for a compressed one: as sent,
+    /// for the WARC record, and decoded).
     #[arg(long, default_value_t = crawler::crawl::DEFAULT_MAX_IN_FLIGHT)]
     pub max_in_flight: usize,
-    /// Largest body kept per page, in bytes (decompressed; bigger bodies are cut and skipped).
+    /// Largest body kept per page, in bytes, as sent and once decompressed (bigger bodies are
+    /// cut and skipped).
     #[arg(long, default_value_t = 10 << 20)]
     pub max_body_bytes: usize,
     /// Whole-fetch timeout in seconds (connect 10 s, idle read 20 s).
@@ -255,6 +265,23 @@ impl From<PolitenessKeyArg> for crawler::crawl::PolitenessKey {
             PolitenessKeyArg::Host => crawler::crawl::PolitenessKey::Host,
             PolitenessKeyArg::Domain => crawler::crawl::PolitenessKey::Domain,
             PolitenessKeyArg::Ip => crawler::crawl::PolitenessKey::Ip,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SitemapsArg {
+    Auto,
+    Seeds,
+    Off,
+}
+
+impl From<SitemapsArg> for crawler::crawl::SitemapPolicy {
+    fn from(s: SitemapsArg) -> Self {
+        match s {
+            SitemapsArg::Auto => crawler::crawl::SitemapPolicy { ranked: true, seeds: false },
+            SitemapsArg::Seeds => crawler::crawl::SitemapPolicy { ranked: true, seeds: true },
+            SitemapsArg::Off => crawler::crawl::SitemapPolicy { ranked: false, seeds: false },
         }
     }
 }
@@ -404,6 +431,7 @@ impl CrawlArgs {
                     after_failures: self.retire_after,
                     retire_for: Duration::from_secs(self.retire_for_secs),
                 },
+                sitemaps: self.sitemaps.into(),
                 failure_log: match &self.failure_log {
                     Some(path) => {
                         let f = std::fs::OpenOptions::new()
