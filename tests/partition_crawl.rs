@@ -283,7 +283,14 @@ fn assert_each_url_fetched_once(log: &RequestLog, what: &str) {
             "{what}: robots.txt of w{h}"
         );
     }
-    assert_eq!(f.len(), HOSTS * (PAGES + 2), "{what}: requests outside the web");
+    // The sitemaps of the hosts whose pages showed copies (`--sitemaps auto`): each asked
+    // once at most, by the host's owner, and nothing else outside the web.
+    let sitemaps = (0..HOSTS).filter(|h| f.contains_key(&format!("http://w{h}.test/sitemap.xml"))).count();
+    for h in 0..HOSTS {
+        let n = f.get(&format!("http://w{h}.test/sitemap.xml")).copied().unwrap_or(0);
+        assert!(n <= 1, "{what}: the sitemap of w{h} asked {n} times");
+    }
+    assert_eq!(f.len(), HOSTS * (PAGES + 2) + sitemaps, "{what}: requests outside the web");
 }
 
 /// Three partitions, same seeds for all: each URL fetched once, merged reports equal to one
