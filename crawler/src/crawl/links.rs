@@ -250,6 +250,20 @@ mod tests {
         LinkPolicy::new(ScopeRules::new(Scope::Any), TrapGuard::new(TrapLimits::default()), 10)
     }
 
+    /// `--politeness-key domain`: the hosts of a registrable domain share one queue key.
+    #[test]
+    fn domain_keys_join_the_hosts_of_a_registrable_domain() {
+        let mut p = policy();
+        let key = |p: &LinkPolicy, u: &str| p.admit(None, u, 0, 1).map(|e| e.host_key);
+        assert_eq!(key(&p, "http://a.example.co.uk/x").as_deref(), Some("uk,co,example,a,"));
+        p.key_by_domain = true;
+        assert_eq!(key(&p, "http://a.example.co.uk/y").as_deref(), Some("uk,co,example,"));
+        assert_eq!(key(&p, "http://b.example.co.uk/y").as_deref(), Some("uk,co,example,"));
+        assert_eq!(key(&p, "http://example.co.uk/z").as_deref(), Some("uk,co,example,"));
+        // No registrable domain (an address): its host, as before.
+        assert_eq!(key(&p, "http://192.0.2.1/").as_deref(), Some("192.0.2.1"));
+    }
+
     /// A page's links parsed once against its parsed URL give the entries (and the
     /// rejections) that each link admitted on its own gave.
     #[test]
