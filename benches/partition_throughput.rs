@@ -125,6 +125,8 @@ fn run(
             ])
             .args(["--resolve", &format!("*.test={}", web.addr), "--allow-host", "*.test"])
             .args(["--focus", "bfs", "--min-delay-ms", &delay_ms.to_string(), "--delay-factor", "0"])
+            // One loopback server stands in for every host's: no per-address bound (issue 37).
+            .args(["--per-ip-in-flight", "0", "--per-ip-min-delay-ms", "0"])
             .args(["--max-in-flight", "256", "--threads", &threads.to_string(), "--progress", "none"])
             .args(["--stats-json", stats.to_str().unwrap()])
             .stdout(Stdio::null())

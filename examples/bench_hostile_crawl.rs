@@ -156,6 +156,8 @@ fn crawl(
     cmd.args(["-f", "%M %e", "-o"]).arg(&timing).arg(ditto_bin()).arg("crawl");
     cmd.arg("--store").arg(&db).arg("--labelset").arg(labelset);
     cmd.args(["--resolve", resolve, "--scope", "any", "--min-delay-ms", "20", "--threads", "2"]);
+    // One loopback server stands in for every host's: no per-address bound (issue 37).
+    cmd.args(["--per-ip-in-flight", "0", "--per-ip-min-delay-ms", "0"]);
     cmd.args(["--user-agent", UA, "--max-pages", &max_pages.to_string(), "--progress", "none"]);
     cmd.arg("--stats-json").arg(&stats);
     if let Some(c) = cap {

@@ -71,6 +71,8 @@ def main():
                 [str(c) for c in [args.ditto, "crawl", "--store", db, "--labelset", dls, "--seeds",
                                   web / "seeds.txt", "--resolve", f"*.test=127.0.0.1:{args.port}",
                                   "--user-agent", fh.UA, "--min-delay-ms", args.min_delay_ms,
+                                  # one loopback server stands in for every host's (issue 37)
+                                  "--per-ip-in-flight", "0", "--per-ip-min-delay-ms", "0",
                                   "--max-pages", args.budget, "--progress", "none", "--threads", "2",
                                   "--stats-json", work / f"{tag}.json"] + extra],
                 check=True, capture_output=True, text=True)
