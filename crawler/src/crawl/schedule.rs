@@ -421,14 +421,16 @@ impl Scheduler {
             let host = self.queue.name(id).to_string();
             self.drain_one(&host, &mut pass)?;
         }
-        let room = self.cfg.max_in_flight.saturating_sub(self.in_flight);
+        // Address lookups in flight take slots too: at most --max-in-flight at once.
+        let busy = |s: &Self| s.in_flight + s.servers.resolving.len();
+        let room = self.cfg.max_in_flight.saturating_sub(busy(self));
         let focus = self.cfg.ranker.as_ref().map(|_| FocusRule {
             focus_hosts: self.cfg.focus_hosts,
             min_hosts: self.cfg.focus_min_hosts,
             rank_span: self.cfg.focus_rank_span,
         });
         for picked in self.queue.pick(PickRule { room, focus }) {
-            if self.in_flight >= self.cfg.max_in_flight || self.pages_started >= self.cfg.max_pages {
+            if busy(self) >= self.cfg.max_in_flight || self.pages_started >= self.cfg.max_pages {
                 break;
             }
             let host = self.queue.name(picked.id).to_string();
