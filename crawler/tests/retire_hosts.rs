@@ -5,6 +5,9 @@
 //! reason and written to the failure log, and the frontier is left empty. A robots.txt that
 //! fails once and then answers does not retire its host.
 //!
+//! Item 4's retry cap lives here too: a URL that fails for a reason that may pass (an endless
+//! 503) is tried at most three times, then finished as failed and logged.
+//!
 //! Loopback only: every host name is mapped with the resolve option to 127.0.0.1.
 
 use std::io::{Read, Write};
@@ -258,4 +261,32 @@ fn plain_http_behind_an_https_url_retires_its_host_as_a_tls_failure() {
     assert_eq!(ran.event("host_retired_tls"), 1, "{r:?} {:?}", ran.log);
     assert_eq!(ran.event("retired_url_tls"), 4, "{r:?}");
     assert_eq!(ran.frontier, (0, 0));
+}
+
+/// Issue 37, item 4: a page answered 503 without Retry-After, forever (robots.txt 404: no
+/// rules), is tried three times, then finished as failed and logged; the crawl ends instead of
+/// requeueing it.
+#[test]
+fn an_endless_503_is_tried_three_times_then_given_up_and_logged() {
+    let page_requests = Arc::new(AtomicUsize::new(0));
+    let counted = page_requests.clone();
+    let answer: Answer = Box::new(move |head| {
+        if head.starts_with("GET /robots.txt") {
+            "404 Not Found"
+        } else {
+            counted.fetch_add(1, Relaxed);
+            "503 Service Unavailable"
+        }
+    });
+    let (addr, _) = server(answer, 50, None);
+    let ran = run(&["http://busy.test/a".to_string()], &[("busy.test", addr)]);
+    let (report, log) = (&ran.report, &ran.log);
+    assert_eq!(page_requests.load(Relaxed), 3, "three tries: {report:?}");
+    assert_eq!(report.events.get("retries_exhausted"), Some(&1), "{report:?}");
+    assert_eq!(report.events.get("http_503"), Some(&3), "{report:?}");
+    assert_eq!(report.stopped_by, "frontier_exhausted");
+    let gave_up: Vec<_> = log.iter().filter(|l| l["event"] == "retries_exhausted").collect();
+    assert_eq!(gave_up.len(), 1, "{log:?}");
+    assert_eq!(gave_up[0]["url"], "http://busy.test/a");
+    assert_eq!(gave_up[0]["reason"], "gave up after 3 tries: HTTP status 503");
 }
