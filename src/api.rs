@@ -253,8 +253,7 @@ impl Detector {
 /// Open (or create) a store for a detector's verdicts, bound to its label set.
 pub fn open_store(path: impl AsRef<Path>, det: &Detector) -> Result<Store> {
     let store = Store::open(path.as_ref())?;
-    crate::labelset::bind_store(&store, det.label_set_identity(), det.labelset.path())
-        .kind(ErrorKind::Store)?;
+    crate::labelset::bind_store(&store, &det.loaded, det.labelset.path()).kind(ErrorKind::Store)?;
     Ok(store)
 }
 

@@ -281,11 +281,37 @@ pub enum MatchMode {
     Exact,
 }
 
+impl MatchMode {
+    /// The `--match` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            MatchMode::Passage => "passage",
+            MatchMode::Exact => "exact",
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            MatchMode::Passage => "exact chunks and labeled passages",
+            MatchMode::Exact => "exact chunks only, as asked or because the label set has no passage table",
+        }
+    }
+}
+
 impl Loaded {
     /// Apply `--match`: `Exact` drops the passage table from the matcher.
     pub fn set_match_mode(&mut self, mode: MatchMode) {
         if mode == MatchMode::Exact {
             self.matcher.passages = None;
+        }
+    }
+
+    /// What the matcher does: [`MatchMode::Passage`] only with a passage table in use.
+    pub fn effective_match(&self) -> MatchMode {
+        if self.matcher.passages.is_some() {
+            MatchMode::Passage
+        } else {
+            MatchMode::Exact
         }
     }
 }
@@ -528,7 +554,7 @@ pub fn open_store_for_writing(
     cache_bytes: u64,
 ) -> Result<Arc<Store>> {
     let store = Store::create_or_open_with_cache(store, cache_bytes)?;
-    bind_store(&store, &loaded.identity, labelset)?;
+    bind_store(&store, loaded, labelset)?;
     add_store_stops(loaded, &store)?;
     Ok(Arc::new(store))
 }
@@ -543,14 +569,33 @@ pub fn open_store_without_labelset(store: &Path, loaded: &mut Loaded) -> Result<
     Ok(Arc::new(store))
 }
 
-/// Bind `store` to a label set (a store holds the verdicts of one label set) and remember the
-/// file, so reports can name sources without `--labelset`.
-pub fn bind_store(store: &Store, identity: &LabelSetIdentity, labelset: &Path) -> Result<()> {
-    store.bind_label_set(identity)?;
+/// Bind `store` to a label set and a way of matching it (a store holds the verdicts of one
+/// label set, matched one way) and remember the file, so reports can name sources without
+/// `--labelset`.
+pub fn bind_store(store: &Store, loaded: &Loaded, labelset: &Path) -> Result<()> {
+    store.bind_label_set(&loaded.identity)?;
+    bind_match(store, loaded.effective_match())?;
     let path =
         std::fs::canonicalize(labelset).with_context(|| format!("label set {}", labelset.display()))?;
     store.set_meta("labelset_path", &path.display().to_string())?;
     Ok(())
+}
+
+/// Record how a store's pages are matched, or refuse a run that matches otherwise: pages
+/// judged with passages beside pages judged without would make `contains` incomparable, as
+/// mixing label sets would. A store written before ditto recorded it takes the run's.
+fn bind_match(store: &Store, mode: MatchMode) -> Result<()> {
+    let key = "match";
+    match store.meta(key)? {
+        None => Ok(store.set_meta(key, mode.name())?),
+        Some(m) if m == mode.name() => Ok(()),
+        Some(m) => anyhow::bail!(
+            "this store's pages were matched with --match {m}, and this run matches with --match {} ({}); \
+             run with --match {m} to go on with this store, or use a new store",
+            mode.name(),
+            mode.describe()
+        ),
+    }
 }
 
 /// Adds the store's reviewed stop chunks (`ditto review`: `false-positive` evidence, key

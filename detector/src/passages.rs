@@ -256,6 +256,27 @@ pub fn push_words(text: &str, out: &mut Vec<u64>) {
     }
 }
 
+/// The byte ranges of the words of `text`, one per hash [`push_words`] appends: maximal runs
+/// of letters and digits (for showing a passage's words, not on the scan's path).
+pub fn word_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match (c.is_alphanumeric(), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push(s..i);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push(s..text.len());
+    }
+    out
+}
+
 /// Count the words of `text` as [`push_words`] would find them, without hashing: sixteen
 /// ASCII bytes at a time as a mask of word characters whose run starts are counted; pieces
 /// with non-ASCII bytes a character at a time.
@@ -660,6 +681,21 @@ pub fn document_anchors<'a>(blocks: impl IntoIterator<Item = &'a str>, p: Passag
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn word_spans_find_the_words_push_words_hashes() {
+        for t in ["Hello, wörld! ‘Quoted’ x_y 42nd; Ѕtop—go", "", "  …  ", "éa b", "a\u{300}b c"] {
+            let mut hashes = Vec::new();
+            push_words(t, &mut hashes);
+            let spans = word_spans(t);
+            assert_eq!(spans.len(), hashes.len(), "{t:?}");
+            let mut again = Vec::new();
+            for r in &spans {
+                push_words(&t[r.clone()], &mut again);
+            }
+            assert_eq!(again, hashes, "{t:?}");
+        }
+    }
+
     use super::*;
     use std::collections::HashMap;
 

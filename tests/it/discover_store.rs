@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use common::{run_ok, scan_site, shared_data, wikipedia_labelset};
 use detector::fingerprint::fingerprint_with_file_hash;
+use detector::passages::{anchors, document_anchors, PassageParams, WordStream};
 use detector::{Normalization, Sha1Digest, StopList};
 use labelsets::{LabelSet, StopChunks};
 
@@ -60,6 +61,25 @@ fn store_counts(db: &Path, files: bool) -> HashMap<Sha1Digest, u64> {
         }
         for c in fingerprint_with_file_hash(file_hash, &blocks, &norm).chunks {
             *counts.entry(c.hash).or_default() += 1;
+        }
+    }
+    counts
+}
+
+/// Passage anchors (the label sets' default parameters) counted once per page, computed here
+/// from `detector::passages` without `ditto::analysis::counting`.
+fn store_passage_counts(db: &Path) -> HashMap<u64, u64> {
+    let store = store::Store::open(db).unwrap();
+    let mut counts = HashMap::new();
+    let texts = ditto::source::text::TextSource::new(&store).unwrap();
+    for item in texts.texts() {
+        let (_, _, blocks) = item.unwrap();
+        let ws = WordStream::of_blocks(blocks.iter().map(String::as_str));
+        let mut anc = Vec::new();
+        anchors(&ws.words, PassageParams::default(), &mut anc);
+        let distinct: BTreeSet<u64> = anc.iter().map(|a| a.hash).collect();
+        for h in distinct {
+            *counts.entry(h).or_default() += 1;
         }
     }
     counts
@@ -157,7 +177,8 @@ fn discover_suggest_and_export_over_debian_docs() {
     let cand = tmp.path().join("cand.txt");
     run_ok(&["stopchunks", "suggest", "--store", dbs, "--top", "100", "-o", cand.to_str().unwrap()]);
     let text = std::fs::read_to_string(&cand).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
+    let (chunk_part, passage_part) = text.split_once("\n# Passages:").expect("passage suggestions follow");
+    let lines: Vec<&str> = chunk_part.lines().collect();
     for boiler in ["Table of Contents", "Caution", "Tip"] {
         assert!(lines.iter().any(|l| l.trim() == boiler), "{boiler:?} not suggested:\n{text}");
     }
@@ -169,11 +190,36 @@ fn discover_suggest_and_export_over_debian_docs() {
     assert_eq!(listed.len(), 100);
     assert!(listed.windows(2).all(|w| w[0] >= w[1]));
     // The file is a stop list: loaded back, its chunks are the ones listed, with those counts.
-    let reviewed = StopChunks::from_text(&text, Normalization::default());
+    let reviewed = StopChunks::from_text(chunk_part, Normalization::default());
     assert_eq!(reviewed.len(), 100);
     let mut top: Vec<u64> = counts.iter().filter(|(h, _)| reviewed.is_stop(h)).map(|(_, &n)| n).collect();
     top.sort_unstable_by(|a, b| b.cmp(a));
     assert_eq!(top, listed);
+    // Then passages (issue 36): each line holds a passage found on as many pages as listed,
+    // most frequent first, inside no stop chunk and no chunk listed above.
+    let pcounts = store_passage_counts(&db);
+    let p = PassageParams::default();
+    let mut covered: BTreeSet<u64> =
+        StopChunks::default_list(Normalization::default()).stop_passages(p).into_iter().collect();
+    covered.extend(reviewed.stop_passages(p));
+    let plines: Vec<&str> = passage_part.lines().collect();
+    let mut plisted = Vec::new();
+    for (i, l) in plines.iter().enumerate() {
+        let Some(count) = l.strip_prefix("# count ") else { continue };
+        let count: u64 = count.split(',').next().unwrap().parse().unwrap();
+        let line = plines[i + 1];
+        let holds = document_anchors([line], p)
+            .into_iter()
+            .any(|h| pcounts.get(&h) == Some(&count) && !covered.contains(&h));
+        assert!(holds, "no passage of {line:?} is on {count} pages outside the stop chunks");
+        plisted.push(count);
+    }
+    assert!(!plisted.is_empty() && plisted.windows(2).all(|w| w[0] >= w[1]), "{plisted:?}");
+    // Loaded as a stop list, the passage lines' word sequences are stop passages.
+    let whole = StopChunks::from_text(&text, Normalization::default());
+    let line_passages: BTreeSet<u64> = whole.stop_passages(p).into_iter().collect();
+    assert!(line_passages.len() > reviewed.stop_passages(p).len());
+    let reviewed = whole;
     // Passing it to discover leaves those chunks out.
     let reviewed_dls = tmp.path().join("blind-reviewed.dls");
     run_ok(&[

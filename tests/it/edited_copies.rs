@@ -170,6 +170,22 @@ fn match_exact_finds_no_edited_copy() {
     let (truth, reported, _) = run_row_with(Edit::Synonym, tmp.path(), &["--match", "exact"]);
     let s = score(&truth, &reported);
     assert_eq!(s.host_recall, 0.0, "{s:?}");
+
+    // The store's pages were judged without passages: a run with them is refused (its pages'
+    // `contains` would not compare), one with the same `--match` goes on.
+    let rescan = |flags: &[&str]| {
+        let (store, dls) = (tmp.path().join("store"), tmp.path().join("labels.dls"));
+        let mut cmd = ditto();
+        cmd.args(["scan", "--progress", "none", "--store"]).arg(&store).arg("--labelset").arg(&dls);
+        cmd.args(flags).arg(tmp.path().join("gen/web"));
+        cmd.output().unwrap()
+    };
+    let refused = rescan(&[]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{err}");
+    assert!(err.contains("--match exact") && err.contains("use a new store"), "{err}");
+    let same = rescan(&["--match", "exact"]);
+    assert!(same.status.success(), "{}", String::from_utf8_lossy(&same.stderr));
 }
 
 #[test]

@@ -30,6 +30,7 @@ impl StopchunksCommand {
                 stop_paths: a.stop_chunks.clone(),
                 no_default_stops: a.no_default_stop_chunks,
                 min_letters: a.min_letters,
+                passages: a.passages,
             }),
             StopchunksCommand::Export(a) => StopchunksConfig::ExportReviewed(a.store.clone()),
         }
@@ -68,4 +69,9 @@ pub struct SuggestArgs {
     /// that are no idiom to review). 0 keeps every chunk.
     #[arg(long, default_value_t = 3)]
     pub min_letters: usize,
+    /// Also list this many of the most frequent passages (5-word sequences, counted once per
+    /// page) that lie inside no stop chunk and no chunk listed: template text whose words vary
+    /// from page to page. Kept in the list, they stop counting as passage evidence. 0: none.
+    #[arg(long, default_value_t = 100)]
+    pub passages: usize,
 }
