@@ -12,7 +12,7 @@
 //!
 //! The table's **key** is the anchor hash's top 40 bits ([`table_key`]): 8 bytes an entry
 //! instead of 12. A chance match of 40 bits happens once in `2^40 / n` lookups (once in 4,400 at
-//! 250 M anchors), on a random source; a source counts on a page only with 3 hits
+//! 250 M anchors), on a random source; a source counts on a page only with 2 hits in one span
 //! (`detector::passages::MIN_HITS`), so chance matches never make a copy.
 //!
 //! A label set without the `passages` object (built by an older ditto, or with
