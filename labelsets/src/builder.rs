@@ -272,6 +272,12 @@ impl LabelSetBuilder {
         Ok(())
     }
 
+    /// Add passage anchors of `source` as they are (blind discovery counts anchors over a
+    /// corpus and labels the frequent ones without their text).
+    pub fn add_passage_anchors(&mut self, source: SourceId, anchors: &[PassageHash]) {
+        self.add_passages(source, anchors);
+    }
+
     fn add_passages(&mut self, source: SourceId, anchors: &[PassageHash]) {
         if self.passage_params.is_some() {
             self.anchors_seen += anchors.len() as u64;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use common::{run_ok, scan_site, shared_data, wikipedia_labelset};
 use detector::fingerprint::fingerprint_with_file_hash;
+use detector::passages::PassageLookup;
 use detector::passages::{anchors, document_anchors, PassageParams, WordStream};
 use detector::{Normalization, Sha1Digest, StopList};
 use labelsets::{LabelSet, StopChunks};
@@ -235,6 +236,33 @@ fn discover_suggest_and_export_over_debian_docs() {
     ]);
     let left: BTreeSet<Sha1Digest> = want.iter().filter(|h| !reviewed.is_stop(h)).copied().collect();
     assert_eq!(entries(&reviewed_dls).into_iter().map(|e| e.0).collect::<BTreeSet<_>>(), left);
+
+    // 6b. Blind discovery of passages (issue 36): every anchor on more than `min` pages that
+    // is no stop passage, as counted here, is in the label set's passage table, and nothing
+    // else is.
+    let blind_passages = tmp.path().join("blind-passages.dls");
+    run_ok(&[
+        "discover",
+        "--store",
+        dbs,
+        "--min-count",
+        &min.to_string(),
+        "--passages",
+        "-o",
+        blind_passages.to_str().unwrap(),
+    ]);
+    let default_stops: BTreeSet<u64> =
+        StopChunks::default_list(Normalization::default()).stop_passages(p).into_iter().collect();
+    let frequent: Vec<u64> =
+        pcounts.iter().filter(|(h, &n)| n > min && !default_stops.contains(h)).map(|(h, _)| *h).collect();
+    assert!(!frequent.is_empty());
+    let ls = LabelSet::open(&blind_passages).unwrap();
+    assert_eq!(ls.passage_header().unwrap().entries as usize, frequent.len());
+    assert!(frequent.iter().all(|&h| ls.lookup_passage(h).is_some()));
+    let rare = pcounts.iter().filter(|(_, &n)| n <= min).take(1000);
+    assert!(rare.clone().count() > 0 && rare.filter(|(&h, _)| ls.lookup_passage(h).is_some()).count() == 0);
+    // Its chunks are the plain discovery's.
+    assert_eq!(entries(&blind_passages), entries(&blind));
 
     // 7. Export: one row per chunk occurrence.
     let csv = tmp.path().join("chunks.csv");

@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use detector::fingerprint::Sha1Digest;
+use detector::passages::{PassageHash, PassageParams};
 use detector::{Normalization, StopList};
 use labelsets::{Kind, LabelSetBuilder, StopChunks};
 
-use super::corpus::{for_each_page, Corpus, PassStats};
+use super::corpus::{for_each_page_with, Corpus, PassStats};
 use crate::analysis::counting::{Counter, CounterStats, CountingConfig, Histogram, SampledCounts, TempDir};
 use crate::labelset::{load_stops, store_normalization};
 
@@ -72,6 +73,19 @@ pub struct Discovery {
     /// Entries and sample URLs written to the label set.
     pub entries: u64,
     pub sources: u64,
+    /// With `--passages`: what was found of them.
+    pub passages: Option<PassageDiscovery>,
+}
+
+/// Passages found by [`run_discovery`] (`--passages`): anchors counted once per page.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct PassageDiscovery {
+    /// Distinct anchors on more pages than the threshold.
+    pub above_threshold: u64,
+    /// Of those, stop passages (of the stop lists' texts) left out.
+    pub stop_excluded: u64,
+    /// Anchors written to the label set's passage table.
+    pub written: u64,
 }
 
 /// [`CounterStats`] for JSON.
@@ -111,6 +125,8 @@ pub struct DiscoverConfig {
     pub stop_paths: Vec<PathBuf>,
     /// Leave out the built-in list of benign idioms.
     pub no_default_stops: bool,
+    /// Also label passages seen on more pages than the threshold (not with `files`).
+    pub passages: bool,
 }
 
 impl DiscoverConfig {
@@ -126,19 +142,62 @@ pub fn run_discovery(cfg: &DiscoverConfig) -> Result<Discovery> {
     let norm = corpus_normalization(&cfg.corpus)?;
     let stops = load_stops(norm, &cfg.stop_paths, cfg.no_default_stops)?;
     let mut urls = UrlLog::new(&cfg.counting.tmp_dir).context("creating a temporary file")?;
-    let (pass, counts) = count_objects(cfg, &mut urls)?;
+    let (pass, counts, passage_counts) = count_objects(cfg, &mut urls)?;
     let counter = counts.stats().into();
     let Selection { histogram, above_threshold, stop_excluded, selected } =
         select_above_threshold(counts, cfg.min_count, &stops)?;
-    let mut out =
-        Discovery { pass, counter, histogram, above_threshold, stop_excluded, entries: 0, sources: 0 };
+    let (passages, selected_passages) = match passage_counts {
+        Some(c) => {
+            let (d, sel) = select_passages(c, cfg.min_count, &stops)?;
+            (Some(d), sel)
+        }
+        None => (None, Vec::new()),
+    };
+    let mut out = Discovery {
+        pass,
+        counter,
+        histogram,
+        above_threshold,
+        stop_excluded,
+        entries: 0,
+        sources: 0,
+        passages,
+    };
     let (Some(t), Some(path)) = (cfg.min_count, &cfg.output) else { return Ok(out) };
-    let wanted: HashSet<u32> = selected.iter().map(|s| s.1).collect();
+    let wanted: HashSet<u32> =
+        selected.iter().map(|s| s.1).chain(selected_passages.iter().map(|s| s.1)).collect();
     let url_of = urls.resolve(&wanted).context("reading sample URLs")?;
-    let header = write_blind_label_set(cfg, norm, t, &selected, &url_of, path)?;
+    let header = write_blind_label_set(cfg, norm, t, (&selected, &selected_passages), &url_of, path)?;
     out.entries = header.counts.entries;
     out.sources = header.counts.sources;
+    if let Some(p) = &mut out.passages {
+        p.written = selected_passages.len() as u64;
+    }
     Ok(out)
+}
+
+/// Passages above the threshold that are not stop passages: the counts, and the anchors
+/// with the page number of their sample URL, in hash order.
+fn select_passages(
+    counts: SampledCounts<PassageHash>,
+    min_count: Option<u64>,
+    stops: &StopChunks,
+) -> Result<(PassageDiscovery, Vec<(PassageHash, u32)>)> {
+    let stop: HashSet<PassageHash> = stops.stop_passages(PassageParams::default()).into_iter().collect();
+    let mut d = PassageDiscovery::default();
+    let mut selected = Vec::new();
+    for item in counts {
+        let (key, count, sample) = item.context("reading spilled passage counts")?;
+        if min_count.is_some_and(|t| count > t) {
+            d.above_threshold += 1;
+            if stop.contains(&key) {
+                d.stop_excluded += 1;
+            } else {
+                selected.push((key, sample));
+            }
+        }
+    }
+    Ok((d, selected))
 }
 
 /// The normalization pages are hashed with: the store's own, or the one given for inputs.
@@ -152,12 +211,18 @@ fn corpus_normalization(corpus: &Corpus) -> Result<Normalization> {
     }
 }
 
+/// Exact counts of objects, and of passage anchors (pages holding each) when asked for.
+type ObjectCounts = (PassStats, SampledCounts<Sha1Digest>, Option<SampledCounts<PassageHash>>);
+
 /// One pass over the corpus: every object's exact count, sampled with the smallest page
 /// number it was seen at; each page's URL goes to `urls`.
-fn count_objects(cfg: &DiscoverConfig, urls: &mut UrlLog) -> Result<(PassStats, SampledCounts<Sha1Digest>)> {
+fn count_objects(cfg: &DiscoverConfig, urls: &mut UrlLog) -> Result<ObjectCounts> {
     let mut counter: Counter<Sha1Digest> = cfg.counting.counter();
+    let wants_passages = cfg.passages && !cfg.files;
+    let mut passages: Option<Counter<PassageHash>> = wants_passages.then(|| cfg.counting.counter());
     let files = cfg.files;
-    let pass = for_each_page(&cfg.corpus, files, |p| {
+    let params = wants_passages.then(PassageParams::default);
+    let pass = for_each_page_with(&cfg.corpus, files, params, |p| {
         urls.push(p.seq, &p.url)?;
         if files {
             counter.add_sampled(p.file_hash, 1, p.seq)?;
@@ -166,10 +231,17 @@ fn count_objects(cfg: &DiscoverConfig, urls: &mut UrlLog) -> Result<(PassStats, 
                 counter.add_sampled(h, 1, p.seq)?;
             }
         }
+        if let Some(c) = &mut passages {
+            for h in p.passages {
+                c.add_sampled(h, 1, p.seq)?;
+            }
+        }
         Ok(())
     })?;
     let counts = counter.finish_sampled().context("merging counts")?;
-    Ok((pass, counts))
+    let passage_counts =
+        passages.map(|c| c.finish_sampled().context("merging passage counts")).transpose()?;
+    Ok((pass, counts, passage_counts))
 }
 
 /// The counts' distribution, and the objects above the threshold that are not stop chunks.
@@ -209,7 +281,7 @@ fn write_blind_label_set(
     cfg: &DiscoverConfig,
     norm: Normalization,
     min_count: u64,
-    selected: &[(Sha1Digest, u32)],
+    (selected, passages): (&[(Sha1Digest, u32)], &[(PassageHash, u32)]),
     url_of: &HashMap<u32, String>,
     path: &Path,
 ) -> Result<labelsets::Header> {
@@ -219,12 +291,15 @@ fn write_blind_label_set(
         Corpus::Store(p) => format!("store {}", p.display()),
         Corpus::Inputs(c) => format!("{} input(s)", c.inputs.len()),
     };
+    let with_passages =
+        if cfg.passages { ", and passages seen on more pages, stop passages left out" } else { "" };
     let desc = format!(
         "blind discovery (Ardi & Heidemann 2014, §3.2 step 3b): {what} seen more than {min_count} times in {source_desc}, \
-         stop chunks left out; sources are sample URLs where each was seen"
+         stop chunks left out{with_passages}; sources are sample URLs where each was seen"
     );
-    // Hashes only, no text: no passages to take.
-    let mut b = LabelSetBuilder::new(&cfg.name, kind, norm, 0, &desc).passages(None);
+    // Hashes only, no text: passages only as counted (`--passages`).
+    let params = (cfg.passages && !cfg.files).then(PassageParams::default);
+    let mut b = LabelSetBuilder::new(&cfg.name, kind, norm, 0, &desc).passages(params);
     // One source per distinct sample URL, in byte order of the URL (as `ditto labelset
     // import` adds them, so a hash list from the cluster path gives the same file), so ids
     // depend neither on hash order nor on a URL stored twice with two bodies.
@@ -242,6 +317,13 @@ fn write_blind_label_set(
             None => *unknown.get_or_insert_with(|| b.add_source("(no sample URL)", "")),
         };
         b.add_digest(src, *key)?;
+    }
+    for (key, sample) in passages {
+        let src = match url_of.get(sample).and_then(|u| id_of_url.get(u.as_str())) {
+            Some(&s) => s,
+            None => *unknown.get_or_insert_with(|| b.add_source("(no sample URL)", "")),
+        };
+        b.add_passage_anchors(src, &[*key]);
     }
     b.write(path).with_context(|| format!("writing {}", path.display()))
 }
@@ -277,5 +359,14 @@ pub fn discover(cfg: &DiscoverConfig) -> Result<()> {
         d.sources,
         cfg.output.as_deref().map(|p| p.display().to_string()).unwrap_or_default()
     );
+    if let Some(p) = d.passages {
+        eprintln!(
+            "{} distinct passages on more than {} pages; {} of them stop passages, left out; wrote {} passages",
+            p.above_threshold,
+            cfg.min_count.unwrap_or(0),
+            p.stop_excluded,
+            p.written
+        );
+    }
     Ok(())
 }

@@ -10,7 +10,8 @@ use std::thread::JoinHandle;
 use anyhow::{anyhow, Context, Result};
 use crossbeam_channel::Receiver;
 use detector::fingerprint::{fingerprint_with_file_hash, parse_hex, sha1, Sha1Digest};
-use detector::{CleanOptions, Normalization, TrapRules};
+use detector::passages::{document_anchors, PassageHash, PassageParams};
+use detector::{BlockList, CleanOptions, Normalization, TrapRules};
 
 use crate::labelset::store_normalization;
 use crate::pipeline::metrics::{Skips, StageMetrics};
@@ -44,6 +45,8 @@ pub struct PageHashes {
     pub file_hash: Sha1Digest,
     /// The chunk hash vector (empty when only files are counted).
     pub chunks: Vec<Sha1Digest>,
+    /// The page's distinct passage anchors, when asked for ([`for_each_page_with`]).
+    pub passages: Vec<PassageHash>,
 }
 
 /// What a pass over the corpus read.
@@ -63,9 +66,21 @@ pub fn for_each_page(
     files: bool,
     f: impl FnMut(PageHashes) -> Result<()>,
 ) -> Result<PassStats> {
+    for_each_page_with(corpus, files, None, f)
+}
+
+/// [`for_each_page`], with each page's passage anchors taken with `passages` (not with
+/// `files`).
+pub fn for_each_page_with(
+    corpus: &Corpus,
+    files: bool,
+    passages: Option<PassageParams>,
+    f: impl FnMut(PageHashes) -> Result<()>,
+) -> Result<PassStats> {
+    let passages = passages.filter(|_| !files);
     match corpus {
-        Corpus::Store(path) => pages_from_store(path, files, f),
-        Corpus::Inputs(cfg) => pages_from_inputs(cfg, files, f),
+        Corpus::Store(path) => pages_from_store(path, files, passages, f),
+        Corpus::Inputs(cfg) => pages_from_inputs(cfg, files, passages, f),
     }
 }
 
@@ -73,6 +88,7 @@ pub fn for_each_page(
 fn pages_from_store(
     path: &Path,
     files: bool,
+    passages: Option<PassageParams>,
     mut f: impl FnMut(PageHashes) -> Result<()>,
 ) -> Result<PassStats> {
     let store = crate::analysis::open_store_for_reading(path)?;
@@ -92,7 +108,13 @@ fn pages_from_store(
                 continue;
             };
             st.pages += 1;
-            f(PageHashes { url: rec.url, seq: next_seq()?, file_hash, chunks: Vec::new() })?;
+            f(PageHashes {
+                url: rec.url,
+                seq: next_seq()?,
+                file_hash,
+                chunks: Vec::new(),
+                passages: Vec::new(),
+            })?;
         }
     } else {
         // Kept text, or each page read back from its source (none when that is gone).
@@ -102,7 +124,9 @@ fn pages_from_store(
             let fp = fingerprint_with_file_hash(file_hash, &blocks, &norm);
             st.pages += 1;
             let chunks = fp.chunks.iter().map(|c| c.hash).collect();
-            f(PageHashes { url, seq: next_seq()?, file_hash, chunks })?;
+            let passages =
+                passages.map_or_else(Vec::new, |p| document_anchors(blocks.iter().map(String::as_str), p));
+            f(PageHashes { url, seq: next_seq()?, file_hash, chunks, passages })?;
         }
         if let Some(note) = texts.summary() {
             eprintln!("{note}");
@@ -116,6 +140,7 @@ fn pages_from_store(
 fn pages_from_inputs(
     cfg: &InputsConfig,
     files: bool,
+    passages: Option<PassageParams>,
     f: impl FnMut(PageHashes) -> Result<()>,
 ) -> Result<PassStats> {
     let threads = cfg.threads.max(1);
@@ -131,7 +156,10 @@ fn pages_from_inputs(
         threads,
         numbered_pages,
         out_tx,
-        move |(seq, input): (u32, stages::Input)| hash_page(seq, input, files, &filter_settings, &norm, &s),
+        move |(seq, input): (u32, stages::Input)| {
+            let what = Wanted { files, passages, norm };
+            hash_page(seq, input, what, &filter_settings, &s)
+        },
     );
     let mut st = PassStats::default();
     let result = feed_unique_pages(&out_rx, &mut st, f);
@@ -201,23 +229,39 @@ impl NumberedReader {
 
 /// One page through the scan's filter and clean stages to its hashes; `None` when the
 /// filter skips it (counted in `skips`).
+/// What to take of each page.
+#[derive(Clone, Copy)]
+struct Wanted {
+    /// The file hash only.
+    files: bool,
+    passages: Option<PassageParams>,
+    norm: Normalization,
+}
+
 fn hash_page(
     seq: u32,
     input: stages::Input,
-    files: bool,
+    what: Wanted,
     filter_settings: &stages::FilterSettings,
-    norm: &Normalization,
     skips: &Skips,
 ) -> Option<PageHashes> {
     let p = stages::filter(input, filter_settings, skips)?;
-    if files {
+    if what.files {
         let file_hash = p.file_hash();
-        return Some(PageHashes { url: p.page.url, seq, file_hash, chunks: Vec::new() });
+        return Some(PageHashes {
+            url: p.page.url,
+            seq,
+            file_hash,
+            chunks: Vec::new(),
+            passages: Vec::new(),
+        });
     }
     let c = stages::clean(p, &CleanOptions { extract_links: false });
     let file_hash = c.file_hash();
-    let fp = fingerprint_with_file_hash(file_hash, &c.doc.blocks, norm);
-    Some(PageHashes { url: c.page.url, seq, file_hash, chunks: fp.chunks.iter().map(|x| x.hash).collect() })
+    let fp = fingerprint_with_file_hash(file_hash, &c.doc.blocks, &what.norm);
+    let chunks = fp.chunks.iter().map(|x| x.hash).collect();
+    let passages = what.passages.map_or_else(Vec::new, |p| document_anchors(c.doc.blocks.blocks(), p));
+    Some(PageHashes { url: c.page.url, seq, file_hash, chunks, passages })
 }
 
 /// Hand the workers' pages to `f`, each (URL, body) once, as the store keys pages; stops at

@@ -36,6 +36,12 @@ pub struct DiscoverArgs {
     /// Count whole-file hashes (L_f) instead of chunks (L_c).
     #[arg(long)]
     pub files: bool,
+    /// Also label passages (issue 36): 5-word sequences (one in 8, chosen by hash, as label
+    /// sets keep them) seen on more than --min-count pages, stop passages left out. A scan
+    /// with the label set then finds edited copies of the discovered text too. Not with
+    /// --files.
+    #[arg(long, conflicts_with = "files")]
+    pub passages: bool,
     /// Only print the count distribution (log-binned histogram and knee candidates).
     #[arg(long)]
     pub histogram: bool,
@@ -88,6 +94,7 @@ impl DiscoverArgs {
         Ok(DiscoverConfig {
             corpus,
             files: self.files,
+            passages: self.passages,
             min_count: if self.histogram { None } else { self.min_count },
             output: if self.histogram { None } else { self.output.clone() },
             name: self.name.clone(),
