@@ -276,12 +276,15 @@ fn select_above_threshold(
     Ok(sel)
 }
 
+/// Objects and passage anchors selected, each with the page number of its sample URL.
+type Selected<'a> = (&'a [(Sha1Digest, u32)], &'a [(PassageHash, u32)]);
+
 /// Write the selected objects as a label set whose sources are their sample URLs.
 fn write_blind_label_set(
     cfg: &DiscoverConfig,
     norm: Normalization,
     min_count: u64,
-    (selected, passages): (&[(Sha1Digest, u32)], &[(PassageHash, u32)]),
+    (selected, passages): Selected<'_>,
     url_of: &HashMap<u32, String>,
     path: &Path,
 ) -> Result<labelsets::Header> {
