@@ -222,35 +222,23 @@ fn discover_suggest_and_export_over_debian_docs() {
     assert!(line_passages.len() > reviewed.stop_passages(p).len());
     let reviewed = whole;
     // Passing it to discover leaves those chunks out.
-    let reviewed_dls = tmp.path().join("blind-reviewed.dls");
-    run_ok(&[
-        "discover",
-        "--store",
-        dbs,
-        "--min-count",
-        &min.to_string(),
-        "--stop-chunks",
-        cand.to_str().unwrap(),
-        "-o",
-        reviewed_dls.to_str().unwrap(),
-    ]);
+    let discover_from_store = |name: &str, extra: &[&str]| {
+        let out = tmp.path().join(name);
+        let (min, path) = (min.to_string(), out.to_str().unwrap().to_string());
+        let mut args = vec!["discover", "--store", dbs, "--min-count", &min];
+        args.extend_from_slice(extra);
+        args.extend(["-o", &path]);
+        run_ok(&args);
+        out
+    };
+    let reviewed_dls = discover_from_store("blind-reviewed.dls", &["--stop-chunks", cand.to_str().unwrap()]);
     let left: BTreeSet<Sha1Digest> = want.iter().filter(|h| !reviewed.is_stop(h)).copied().collect();
     assert_eq!(entries(&reviewed_dls).into_iter().map(|e| e.0).collect::<BTreeSet<_>>(), left);
 
     // 6b. Blind discovery of passages (issue 36): every anchor on more than `min` pages that
     // is no stop passage, as counted here, is in the label set's passage table, and nothing
     // else is.
-    let blind_passages = tmp.path().join("blind-passages.dls");
-    run_ok(&[
-        "discover",
-        "--store",
-        dbs,
-        "--min-count",
-        &min.to_string(),
-        "--passages",
-        "-o",
-        blind_passages.to_str().unwrap(),
-    ]);
+    let blind_passages = discover_from_store("blind-passages.dls", &["--passages"]);
     let default_stops: BTreeSet<u64> =
         StopChunks::default_list(Normalization::default()).stop_passages(p).into_iter().collect();
     let frequent: Vec<u64> =
