@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use arrow_array::builder::{BooleanBuilder, StringBuilder};
+use arrow_array::builder::{BooleanBuilder, ListBuilder, StringBuilder};
 use arrow_array::{
     ArrayRef, BooleanArray, Float64Array, ListArray, RecordBatch, StringArray, StructArray, UInt32Array,
     UInt64Array,
 };
-use arrow_buffer::OffsetBuffer;
+use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
@@ -42,7 +42,45 @@ fn evidence_fields() -> Fields {
         Field::new("source_title", DataType::Utf8, true),
         Field::new("source_url", DataType::Utf8, true),
         Field::new("match", DataType::Utf8, false),
+        Field::new("source_passage", DataType::Utf8, true),
+        Field::new("differs", DataType::Struct(differs_fields()), true),
     ])
+}
+
+/// `evidence[].differs`: the words on the page only and in the source only.
+fn differs_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("page_only", words_list(), false),
+        Field::new("source_only", words_list(), false),
+    ])
+}
+
+fn words_list() -> DataType {
+    DataType::List(Arc::new(Field::new("item", DataType::Utf8, false)))
+}
+
+/// One list of words per item (`None`: an empty list under a null parent).
+fn word_lists<'a>(it: impl Iterator<Item = Option<&'a [String]>>) -> ArrayRef {
+    let mut b = ListBuilder::new(StringBuilder::new()).with_field(Arc::new(Field::new(
+        "item",
+        DataType::Utf8,
+        false,
+    )));
+    for words in it {
+        for w in words.unwrap_or_default() {
+            b.values().append_value(w);
+        }
+        b.append(true);
+    }
+    Arc::new(b.finish())
+}
+
+/// The `differs` column of evidence items: null where the item has none.
+fn differs_column(ev: &[&crate::report::rows::EvidenceRow]) -> Result<ArrayRef> {
+    let page_only = word_lists(ev.iter().map(|e| e.differs.as_ref().map(|d| d.page_only.as_slice())));
+    let source_only = word_lists(ev.iter().map(|e| e.differs.as_ref().map(|d| d.source_only.as_slice())));
+    let valid = NullBuffer::from(ev.iter().map(|e| e.differs.is_some()).collect::<Vec<bool>>());
+    Ok(Arc::new(StructArray::try_new(differs_fields(), vec![page_only, source_only], Some(valid))?))
 }
 
 fn list_of(fields: Fields) -> DataType {
@@ -121,6 +159,8 @@ pub fn report_batch(rows: &[ReportRow]) -> Result<RecordBatch> {
             opt_strings(ev.iter().map(|e| e.source_title.as_deref())),
             opt_strings(ev.iter().map(|e| e.source_url.as_deref())),
             strings(ev.iter().map(|e| e.match_kind)),
+            opt_strings(ev.iter().map(|e| e.source_passage.as_deref())),
+            differs_column(&ev)?,
         ],
     )?;
     let columns: Vec<ArrayRef> = vec![
