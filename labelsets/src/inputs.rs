@@ -42,6 +42,9 @@ pub struct InputReport {
     pub kept: u64,
     /// Compressed streams decoded in parallel (0: read sequentially).
     pub parallel_streams: u64,
+    /// Of those, the streams of a MediaWiki XML dump whose pages the worker that decoded
+    /// them parsed and digested (each holds whole pages; the rest were parsed in order).
+    pub streams_parsed_on_pool: u64,
     /// Why the records were skipped, for the message when nothing was kept.
     pub skip_reason: &'static str,
 }
@@ -84,6 +87,7 @@ pub fn read_input(
 ) -> Result<InputReport> {
     let before = (b.counts().documents, b.counts().chunks_seen, b.counts().chunks_too_short, b.kept() as u64);
     let threads = opts.threads.max(1);
+    b.use_threads(threads);
     let mut report = InputReport::default();
     let stats = if path.is_dir() {
         report.read_as = "a directory of pages (.html, .htm, .txt)".into();
@@ -182,6 +186,14 @@ fn read_file(
     let stats = match sniffed.content {
         Content::MediaWikiXml => {
             report.skip_reason = XML_SKIPS;
+            // Multistream: pages parsed and digested by the workers that decode them.
+            if let Some((stats, streams, parsed)) =
+                parallel::read_mediawiki_streams(b, path, threads, &dump_prefix, opts.progress.clone())?
+            {
+                report.parallel_streams = streams;
+                report.streams_parsed_on_pool = parsed;
+                return Ok(stats);
+            }
             let (r, streams) = open_content(path, opts, report)?;
             let stats = parallel::with_pool(b, threads, |sink| {
                 readers::read_mediawiki_xml_from(r, path, &dump_prefix, sink)
