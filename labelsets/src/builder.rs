@@ -261,6 +261,11 @@ impl LabelSetBuilder {
         self
     }
 
+    /// Where this build's progress goes (a pool reading files adds their bytes).
+    pub(crate) fn progress_handle(&self) -> Option<Arc<Progress>> {
+        self.progress.clone()
+    }
+
     /// The per-document work, for a pool to run ([`crate::parallel`]).
     pub fn digester(&self) -> Digester {
         Digester {
@@ -602,5 +607,13 @@ impl DocumentSink for LabelSetBuilder {
     fn wikitext(&mut self, title: &str, url: &str, text: &str) -> Result<()> {
         let d = self.digester().digest(DocRef::Wikitext { title, url, text });
         self.add_digested(d)
+    }
+
+    fn file(&mut self, title: &str, url: &str, path: &Path, content_type: Option<&str>) -> Result<()> {
+        let body = std::fs::read(path).map_err(crate::io_err(path))?;
+        if let Some(p) = &self.progress {
+            p.add_input(body.len() as u64);
+        }
+        self.document(title, url, &body, content_type)
     }
 }

@@ -23,6 +23,8 @@ pub struct InputOptions {
     /// URL prefix: of directory pages and single documents (+ file stem), and of dump
     /// articles (+ title; default `https://en.wikipedia.org/wiki/`).
     pub url_prefix: Option<String>,
+    /// Input bytes read go here (a directory's page files: to the builder's progress, by
+    /// the workers that read them).
     pub progress: Option<Arc<Progress>>,
 }
 
@@ -98,9 +100,6 @@ pub fn read_input(
         report.read_as = sniffed.to_string();
         read_file(b, path, sniffed, opts, warc, &mut report)?
     };
-    if let (true, Some(p)) = (path.is_dir(), &opts.progress) {
-        p.add_input(dir_size(path));
-    }
     let c = b.counts();
     report.documents = stats.documents;
     report.skipped = stats.skipped;

@@ -383,7 +383,8 @@ enum OwnedDoc {
 }
 
 impl OwnedDoc {
-    fn digest(&self, digester: &Digester) -> Result<Digested> {
+    /// Digested; a file read first, its bytes added to `progress`.
+    fn digest(&self, digester: &Digester, progress: Option<&Progress>) -> Result<Digested> {
         Ok(digester.digest(match self {
             OwnedDoc::Document { title, url, body, content_type } => {
                 DocRef::Document { title, url, body, content_type: content_type.as_deref() }
@@ -394,6 +395,9 @@ impl OwnedDoc {
             }
             OwnedDoc::File { title, url, path, content_type } => {
                 let body = std::fs::read(path).map_err(io_err(path))?;
+                if let Some(p) = progress {
+                    p.add_input(body.len() as u64);
+                }
                 return Ok(digester.digest(DocRef::Document {
                     title,
                     url,
@@ -522,7 +526,7 @@ pub(crate) fn run_pool<R>(
     threads: usize,
     read: impl FnOnce(&mut ParallelSink) -> Result<R>,
 ) -> Result<R> {
-    let digester = b.digester();
+    let (digester, progress) = (b.digester(), b.progress_handle());
     let in_flight = 4 * threads;
     let (job_tx, job_rx) = bounded::<(u64, Vec<OwnedDoc>)>(in_flight);
     let (res_tx, res_rx) = bounded::<(u64, Results)>(in_flight);
@@ -532,10 +536,11 @@ pub(crate) fn run_pool<R>(
     }
     std::thread::scope(|s| {
         for _ in 0..threads {
-            let (job_rx, res_tx, digester) = (job_rx.clone(), res_tx.clone(), &digester);
+            let (job_rx, res_tx, digester, progress) =
+                (job_rx.clone(), res_tx.clone(), &digester, progress.as_deref());
             s.spawn(move || {
                 for (seq, docs) in job_rx {
-                    let out = docs.iter().map(|d| d.digest(digester)).collect();
+                    let out = docs.iter().map(|d| d.digest(digester, progress)).collect();
                     if res_tx.send((seq, out)).is_err() {
                         return;
                     }

@@ -16,12 +16,16 @@ const PARALLEL_MIN: usize = 1 << 15;
 
 /// Sort `v` (as `v.sort_unstable()`) on `threads` threads. `bucket(x)` must not decrease as
 /// `x` grows (`a <= b` ⇒ `bucket(a) <= bucket(b)`), e.g. the top byte of a hash key.
-pub fn sort_unstable<T: Ord + Send + Sync>(v: &mut [T], threads: usize, bucket: impl Fn(&T) -> u8 + Sync) {
+pub fn sort_unstable<T: Ord + Copy + Send + Sync>(
+    v: &mut [T],
+    threads: usize,
+    bucket: impl Fn(&T) -> u8 + Sync,
+) {
     let Some(bounds) = partition(v, threads, &bucket) else {
         v.sort_unstable();
         return;
     };
-    for_each_bucket(v, &bounds, threads, |b| {
+    for_each_bucket(v, &bounds, threads, |_, b| {
         b.sort_unstable();
         b.len()
     });
@@ -30,7 +34,7 @@ pub fn sort_unstable<T: Ord + Send + Sync>(v: &mut [T], threads: usize, bucket: 
 /// Sort `v` and drop the elements `same` as the one before them (as `v.sort_unstable();
 /// v.dedup_by(|b, a| same(a, b))`), on `threads` threads. Elements that are `same` must fall
 /// in one bucket (they compare equal on the part of the key `bucket` reads).
-pub fn sort_dedup<T: Ord + Send + Sync>(
+pub fn sort_dedup<T: Ord + Copy + Send + Sync>(
     v: &mut Vec<T>,
     threads: usize,
     bucket: impl Fn(&T) -> u8 + Sync,
@@ -41,7 +45,7 @@ pub fn sort_dedup<T: Ord + Send + Sync>(
         v.dedup_by(|b, a| same(a, b));
         return;
     };
-    let kept = for_each_bucket(v, &bounds, threads, |b| {
+    let kept = for_each_bucket(v, &bounds, threads, |_, b| {
         b.sort_unstable();
         dedup_front(b, &same)
     });
@@ -77,7 +81,13 @@ fn dedup_front<T>(b: &mut [T], same: &impl Fn(&T, &T) -> bool) -> usize {
 
 /// Place every element in its bucket; the 257 bucket bounds, or `None` when the table is
 /// too small (or the threads too few) to gain from it.
-fn partition<T: Send + Sync>(
+///
+/// In parallel as PARADIS does it (Cho et al., VLDB 2015): each thread takes a share of
+/// every bucket's place and moves the elements of its shares to their buckets' shares of
+/// its own, as far as those have room; each bucket's elements are then gathered at its
+/// front, and the few left out of place (a share's room and its elements differ by chance)
+/// are placed by one thread.
+fn partition<T: Copy + Send + Sync>(
     v: &mut [T],
     threads: usize,
     bucket: &(impl Fn(&T) -> u8 + Sync),
@@ -106,9 +116,21 @@ fn partition<T: Send + Sync>(
     for b in 0..256 {
         bounds[b + 1] = bounds[b] + counts.iter().map(|c| c[b]).sum::<usize>();
     }
-    // Move each element to its bucket: `next[b]` is the first place of bucket b not yet
+    place_in_shares(v, &bounds, threads, bucket);
+    // Each bucket's own elements to its front: `next[b]` is then its first place not yet
     // holding one of its own.
-    let mut next: Vec<usize> = bounds[..256].to_vec();
+    let placed = for_each_bucket(v, &bounds, threads, |b, s| {
+        let mut w = 0;
+        for r in 0..s.len() {
+            if bucket(&s[r]) as usize == b {
+                s.swap(w, r);
+                w += 1;
+            }
+        }
+        w
+    });
+    let mut next: Vec<usize> = (0..256).map(|b| bounds[b] + placed[b]).collect();
+    // The rest, on this thread (American flag sort).
     for b in 0..256 {
         while next[b] < bounds[b + 1] {
             let i = next[b];
@@ -124,13 +146,63 @@ fn partition<T: Send + Sync>(
     Some(bounds)
 }
 
+/// The parallel step of [`partition`]: every bucket's place (`bounds`) cut in `threads`
+/// shares; each thread moves the elements of its shares into its shares of their buckets
+/// while those have room. Elements left over stay at the end of their share.
+fn place_in_shares<T: Copy + Send + Sync>(
+    v: &mut [T],
+    bounds: &[usize],
+    threads: usize,
+    bucket: &(impl Fn(&T) -> u8 + Sync),
+) {
+    let mut shares: Vec<Vec<&mut [T]>> = (0..threads).map(|_| Vec::with_capacity(256)).collect();
+    let mut rest = v;
+    for w in bounds.windows(2) {
+        let len = w[1] - w[0];
+        for (t, own) in shares.iter_mut().enumerate() {
+            let n = len * (t + 1) / threads - len * t / threads;
+            let (share, r) = std::mem::take(&mut rest).split_at_mut(n);
+            own.push(share);
+            rest = r;
+        }
+    }
+    std::thread::scope(|s| {
+        for mut own in shares {
+            s.spawn(move || {
+                // `[0, next[k])` of share k holds bucket k's elements; `[end[k], len)` ones
+                // that found no room.
+                let mut next = [0usize; 256];
+                let mut end: Vec<usize> = own.iter().map(|x| x.len()).collect();
+                for i in 0..own.len() {
+                    while next[i] < end[i] {
+                        let mut x = own[i][next[i]];
+                        let mut k = bucket(&x) as usize;
+                        while k != i && next[k] < end[k] {
+                            std::mem::swap(&mut x, &mut own[k][next[k]]);
+                            next[k] += 1;
+                            k = bucket(&x) as usize;
+                        }
+                        own[i][next[i]] = x;
+                        if k == i {
+                            next[i] += 1;
+                        } else {
+                            end[i] -= 1;
+                            own[i].swap(next[i], end[i]);
+                        }
+                    }
+                }
+            });
+        }
+    });
+}
+
 /// Run `f` on every bucket `v[bounds[b]..bounds[b + 1]]`, on `threads` threads taking the
 /// next bucket as they finish one; `f`'s results in bucket order.
 fn for_each_bucket<T: Send>(
     v: &mut [T],
     bounds: &[usize],
     threads: usize,
-    f: impl Fn(&mut [T]) -> usize + Sync,
+    f: impl Fn(usize, &mut [T]) -> usize + Sync,
 ) -> Vec<usize> {
     let mut buckets: Vec<&mut [T]> = Vec::with_capacity(256);
     let mut rest = v;
@@ -150,7 +222,7 @@ fn for_each_bucket<T: Send>(
                 let Some(slot) = slots.get(i) else { return };
                 let taken = slot.lock().map(|mut g| g.take()).unwrap_or(None);
                 if let Some(b) = taken {
-                    results[i].store(f(b), Ordering::Relaxed);
+                    results[i].store(f(i, b), Ordering::Relaxed);
                 }
             });
         }
