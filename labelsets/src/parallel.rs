@@ -200,7 +200,7 @@ pub(crate) fn open_parallel_with(
         let (job_rx, res_tx) = (job_rx.clone(), res_tx.clone());
         let (work, working) = (work.clone(), working.clone());
         let mut file = File::open(path).map_err(io_err(path))?;
-        workers.push(std::thread::spawn(move || {
+        workers.push(named("ls-decode", move || {
             for at in job_rx {
                 let mut r = decode_one(&mut file, at as u64, compression);
                 if let (Ok(d), Some(work)) = (r.as_mut(), &work) {
@@ -215,7 +215,7 @@ pub(crate) fn open_parallel_with(
         }));
     }
     let feed = candidates.clone();
-    workers.push(std::thread::spawn(move || {
+    workers.push(named("ls-feed", move || {
         for at in feed {
             if token_rx.recv().is_err() || job_tx.send(at).is_err() {
                 return;
@@ -352,6 +352,28 @@ impl Drop for ParallelDecoder {
             let _ = w.join();
         }
     }
+}
+
+/// A thread named `name` (shown by `top -H` and in `/proc/PID/task/*/comm`, so that each
+/// stage's CPU can be told apart); one that cannot be started panics, as
+/// `std::thread::spawn` does.
+pub(crate) fn named<T: Send + 'static>(name: &str, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .unwrap_or_else(|e| panic!("starting a thread: {e}"))
+}
+
+/// As [`named`], in a scope.
+pub(crate) fn named_scoped<'scope, T: Send + 'scope>(
+    s: &'scope std::thread::Scope<'scope, '_>,
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> std::thread::ScopedJoinHandle<'scope, T> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn_scoped(s, f)
+        .unwrap_or_else(|e| panic!("starting a thread: {e}"))
 }
 
 /// A document owned, to travel to the pool.
@@ -538,7 +560,7 @@ pub(crate) fn run_pool<R>(
         for _ in 0..threads {
             let (job_rx, res_tx, digester, progress) =
                 (job_rx.clone(), res_tx.clone(), &digester, progress.as_deref());
-            s.spawn(move || {
+            named_scoped(s, "ls-digest", move || {
                 for (seq, docs) in job_rx {
                     let out = docs.iter().map(|d| d.digest(digester, progress)).collect();
                     if res_tx.send((seq, out)).is_err() {
@@ -548,7 +570,7 @@ pub(crate) fn run_pool<R>(
             });
         }
         drop(job_rx);
-        let collector = s.spawn(move || -> Result<()> {
+        let collector = named_scoped(s, "ls-collect", move || -> Result<()> {
             let mut pending = BTreeMap::new();
             let mut next = 0u64;
             for (seq, out) in res_rx {

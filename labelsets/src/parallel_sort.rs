@@ -11,6 +11,8 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::parallel::named_scoped;
+
 /// Below this many elements one thread sorts the whole table.
 const PARALLEL_MIN: usize = 1 << 15;
 
@@ -101,7 +103,7 @@ fn partition<T: Copy + Send + Sync>(
         let handles: Vec<_> = v
             .chunks(per)
             .map(|c| {
-                s.spawn(move || {
+                named_scoped(s, "ls-sort", move || {
                     let mut n = [0usize; 256];
                     for x in c {
                         n[bucket(x) as usize] += 1;
@@ -168,7 +170,7 @@ fn place_in_shares<T: Copy + Send + Sync>(
     }
     std::thread::scope(|s| {
         for mut own in shares {
-            s.spawn(move || {
+            named_scoped(s, "ls-sort", move || {
                 // `[0, next[k])` of share k holds bucket k's elements; `[end[k], len)` ones
                 // that found no room.
                 let mut next = [0usize; 256];
@@ -217,7 +219,7 @@ fn for_each_bucket<T: Send>(
     let next = AtomicUsize::new(0);
     std::thread::scope(|s| {
         for _ in 0..threads {
-            s.spawn(|| loop {
+            named_scoped(s, "ls-sort", || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(slot) = slots.get(i) else { return };
                 let taken = slot.lock().map(|mut g| g.take()).unwrap_or(None);
