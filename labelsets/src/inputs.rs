@@ -193,12 +193,12 @@ fn read_file(
                 report.streams_parsed_on_pool = parsed;
                 return Ok(stats);
             }
-            let (r, streams) = open_content(path, opts, report)?;
-            let stats = parallel::with_pool(b, threads, |sink| {
+            // Not multistream (`read_mediawiki_streams` looked): streamed, its pages digested
+            // on the pool.
+            let r = readers::open_counted(path, opts.progress.clone())?;
+            parallel::with_pool(b, threads, |sink| {
                 readers::read_mediawiki_xml_from(r, path, &dump_prefix, sink)
-            })?;
-            report.parallel_streams = streams.map_or(0, |s| s.0.lock().map(|n| *n).unwrap_or(0));
-            stats
+            })?
         }
         Content::EnterpriseNdjson | Content::OtherJson => {
             report.skip_reason = NDJSON_SKIPS;

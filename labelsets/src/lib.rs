@@ -49,6 +49,7 @@ pub(crate) mod layout;
 pub mod merge;
 pub mod parallel;
 pub mod parallel_sort;
+pub(crate) mod parallel_threads;
 pub mod passages;
 pub mod readers;
 pub mod sniff;

@@ -27,6 +27,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{bounded, Receiver, Sender};
 
 use crate::builder::{Digested, Digester, DocRef, DocumentSink, LabelSetBuilder, Progress};
+use crate::parallel_threads::{named, named_scoped};
 use crate::readers::{self, ReadStats, XmlEnd, XmlStart};
 use crate::sniff::Compression;
 use crate::{io_err, Error, Result};
@@ -354,28 +355,6 @@ impl Drop for ParallelDecoder {
     }
 }
 
-/// A thread named `name` (shown by `top -H` and in `/proc/PID/task/*/comm`, so that each
-/// stage's CPU can be told apart); one that cannot be started panics, as
-/// `std::thread::spawn` does.
-pub(crate) fn named<T: Send + 'static>(name: &str, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn(f)
-        .unwrap_or_else(|e| panic!("starting a thread: {e}"))
-}
-
-/// As [`named`], in a scope.
-pub(crate) fn named_scoped<'scope, T: Send + 'scope>(
-    s: &'scope std::thread::Scope<'scope, '_>,
-    name: &str,
-    f: impl FnOnce() -> T + Send + 'scope,
-) -> std::thread::ScopedJoinHandle<'scope, T> {
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn_scoped(s, f)
-        .unwrap_or_else(|e| panic!("starting a thread: {e}"))
-}
-
 /// A document owned, to travel to the pool.
 enum OwnedDoc {
     Document {
@@ -653,7 +632,12 @@ pub fn read_mediawiki_streams(
         let mut stats = ReadStats::default();
         // Elements open and text read before the next stream.
         let (mut depth, mut base) = (0i64, 0u64);
-        while let Some(d) = dec.next_decoded().map_err(io_err(path))? {
+        // The decoder's errors name the file already.
+        let decode_err = |e: std::io::Error| Error::Input {
+            path: path.into(),
+            reason: e.to_string().trim_start_matches(&format!("{}: ", path.display())).to_string(),
+        };
+        while let Some(d) = dec.next_decoded().map_err(decode_err)? {
             match d.pages {
                 // Its pages are the sequential reader's when the stream before ended between
                 // pages (so did every stream so far) and its end tags have their starts.

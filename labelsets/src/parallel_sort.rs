@@ -11,7 +11,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::parallel::named_scoped;
+use crate::parallel_threads::named_scoped;
 
 /// Below this many elements one thread sorts the whole table.
 const PARALLEL_MIN: usize = 1 << 15;

@@ -190,7 +190,29 @@ fn parallel_build_equals_sequential() {
     let mut tail_alone = wikimedia_streams(&xml, 25);
     let head = [tail_alone[0], tail_alone[1]].concat();
     tail_alone.splice(0..2, [&head[..]]);
+    // The head stream cut in two: inside the text of `<sitename>` (between pages: both
+    // halves parse alone as they do together), and inside a tag (the first half does not).
+    let head_cut = |at: usize| -> Vec<u8> {
+        let mut streams = wikimedia_streams(&xml, 10);
+        let head = streams.remove(0);
+        streams.insert(0, &head[at..]);
+        streams.insert(0, &head[..at]);
+        streams.iter().flat_map(|s| bz2(s)).collect()
+    };
+    let find = |what: &str| xml.windows(what.len()).position(|w| w == what.as_bytes()).unwrap();
     let cases: Vec<(&str, Vec<u8>, bool, Pages)> = vec![
+        (
+            "multistream bz2, the head cut inside <sitename>'s text",
+            head_cut(find("<sitename>Wiki") + "<sitename>Wiki".len()),
+            true,
+            Pages::OnPool,
+        ),
+        (
+            "multistream bz2, the head cut inside a tag",
+            head_cut(find("<namespace key=\"2\"") + 6),
+            true,
+            Pages::OnPoolUntil(0),
+        ),
         (
             "multistream bz2, 10 pages a stream",
             wikimedia_streams(&xml, 10).iter().flat_map(|s| bz2(s)).collect(),
