@@ -13,6 +13,12 @@
 //!   [`Digester::digest`] (HTML cleaning or wikitext reduction, normalization, length filter,
 //!   SHA-1) on batches of them, and one collector adds the results to the builder in reading
 //!   order. Source ids, entries and counts are therefore those of the sequential build.
+//!   A folder's pages are handed over as paths ([`DocumentSink::file`]): the workers read
+//!   them, so the reading thread only walks the folder.
+//! - [`read_mediawiki_streams`]: a multistream MediaWiki XML dump's pages are parsed and
+//!   digested by the worker that decoded their stream (Wikimedia's streams hold whole
+//!   pages); the reading thread only puts the streams in order. From the first stream that
+//!   does not end between pages, the rest is parsed in order as the sequential reader does.
 //!
 //! Memory stays bounded: at most `4 × threads` streams or batches are in flight.
 
