@@ -32,6 +32,13 @@ pub trait DocumentSink {
         let paras = wikitext::paragraphs(text);
         self.paragraphs(title, url, text.as_bytes(), &paras)
     }
+    /// A whole document in a file (a directory's page), as [`Self::document`] of its bytes.
+    /// The default reads it here; the parallel build reads it on its pool, so that one
+    /// thread does not read every file.
+    fn file(&mut self, title: &str, url: &str, path: &Path, content_type: Option<&str>) -> Result<()> {
+        let body = std::fs::read(path).map_err(crate::io_err(path))?;
+        self.document(title, url, &body, content_type)
+    }
 }
 
 /// One document as a reader hands it over, borrowed.
@@ -178,6 +185,8 @@ pub struct LabelSetBuilder {
     anchors_seen: u64,
     /// Stop passages found by `write` (kept for a second `write`).
     stop_passages: u64,
+    /// Threads sorting the tables (`write`, spills): [`crate::parallel_sort`].
+    threads: usize,
 }
 
 /// Bytes of memory per chunk-table entry while building: the entry itself (24 bytes).
@@ -208,7 +217,20 @@ impl LabelSetBuilder {
             passages: Vec::new(),
             anchors_seen: 0,
             stop_passages: 0,
+            threads: 1,
         }
+    }
+
+    /// Sort the tables (at `write`, and each spilled run) on `n` threads; the file is the
+    /// same whatever `n`. [`crate::inputs::read_input`] raises it to its input's threads.
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = n.max(1);
+        self
+    }
+
+    /// As [`Self::threads`], never lowering it.
+    pub fn use_threads(&mut self, n: usize) {
+        self.threads = self.threads.max(n);
     }
 
     /// Keep passage anchors with these parameters (`None`: exact chunks only, as label sets
@@ -237,6 +259,11 @@ impl LabelSetBuilder {
     pub fn progress(mut self, progress: Arc<Progress>) -> Self {
         self.progress = Some(progress);
         self
+    }
+
+    /// Where this build's progress goes (a pool reading files adds their bytes).
+    pub(crate) fn progress_handle(&self) -> Option<Arc<Progress>> {
+        self.progress.clone()
     }
 
     /// The per-document work, for a pool to run ([`crate::parallel`]).
@@ -348,7 +375,7 @@ impl LabelSetBuilder {
                 self.runs = Some(Runs::new(&self.tmp_dir)?);
             }
             if let Some(runs) = self.runs.as_mut() {
-                runs.spill(&mut self.entries)?;
+                runs.spill(&mut self.entries, self.threads)?;
             }
         }
         Ok(())
@@ -480,17 +507,21 @@ impl LabelSetBuilder {
     pub fn write(&mut self, path: impl AsRef<Path>) -> Result<Header> {
         let kept = self.kept;
         // Unstable sort on (digest, source) puts the lowest source first among equal digests,
-        // without the extra n/2 buffer a stable sort would allocate.
+        // without the extra n/2 buffer a stable sort would allocate; on the build's threads.
         let merged = match self.runs.as_mut() {
             None => {
-                self.entries.sort_unstable();
-                self.entries.dedup_by(|b, a| a.0 == b.0);
+                crate::parallel_sort::sort_dedup(
+                    &mut self.entries,
+                    self.threads,
+                    |e| e.0[0],
+                    |a, b| a.0 == b.0,
+                );
                 self.entries.shrink_to_fit();
                 None
             }
             Some(runs) => {
                 if !self.entries.is_empty() {
-                    runs.spill(&mut self.entries)?;
+                    runs.spill(&mut self.entries, self.threads)?;
                 }
                 self.entries = Vec::new();
                 Some(runs.merge()?)
@@ -522,6 +553,11 @@ impl LabelSetBuilder {
             passages: None,
         };
         let mut header = header;
+        // Sorted here on the build's threads: `build_table`'s own sort then finds them in order.
+        let key_bits = crate::passages::KEY_BITS;
+        crate::parallel_sort::sort_unstable(&mut self.passages, self.threads, |p| {
+            (p.0 >> (key_bits - 8)) as u8
+        });
         let passages = self.passage_params.map(|params| {
             let (table, stop) = build_table(std::mem::take(&mut self.passages), self.passage_max_documents);
             self.stop_passages += stop;
@@ -577,5 +613,13 @@ impl DocumentSink for LabelSetBuilder {
     fn wikitext(&mut self, title: &str, url: &str, text: &str) -> Result<()> {
         let d = self.digester().digest(DocRef::Wikitext { title, url, text });
         self.add_digested(d)
+    }
+
+    fn file(&mut self, title: &str, url: &str, path: &Path, content_type: Option<&str>) -> Result<()> {
+        let body = std::fs::read(path).map_err(crate::io_err(path))?;
+        if let Some(p) = &self.progress {
+            p.add_input(body.len() as u64);
+        }
+        self.document(title, url, &body, content_type)
     }
 }

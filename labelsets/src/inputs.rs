@@ -23,6 +23,8 @@ pub struct InputOptions {
     /// URL prefix: of directory pages and single documents (+ file stem), and of dump
     /// articles (+ title; default `https://en.wikipedia.org/wiki/`).
     pub url_prefix: Option<String>,
+    /// Input bytes read go here (a directory's page files: to the builder's progress, by
+    /// the workers that read them).
     pub progress: Option<Arc<Progress>>,
 }
 
@@ -42,6 +44,9 @@ pub struct InputReport {
     pub kept: u64,
     /// Compressed streams decoded in parallel (0: read sequentially).
     pub parallel_streams: u64,
+    /// Of those, the streams of a MediaWiki XML dump whose pages the worker that decoded
+    /// them parsed and digested (each holds whole pages; the rest were parsed in order).
+    pub streams_parsed_on_pool: u64,
     /// Why the records were skipped, for the message when nothing was kept.
     pub skip_reason: &'static str,
 }
@@ -84,6 +89,7 @@ pub fn read_input(
 ) -> Result<InputReport> {
     let before = (b.counts().documents, b.counts().chunks_seen, b.counts().chunks_too_short, b.kept() as u64);
     let threads = opts.threads.max(1);
+    b.use_threads(threads);
     let mut report = InputReport::default();
     let stats = if path.is_dir() {
         report.read_as = "a directory of pages (.html, .htm, .txt)".into();
@@ -94,9 +100,6 @@ pub fn read_input(
         report.read_as = sniffed.to_string();
         read_file(b, path, sniffed, opts, warc, &mut report)?
     };
-    if let (true, Some(p)) = (path.is_dir(), &opts.progress) {
-        p.add_input(dir_size(path));
-    }
     let c = b.counts();
     report.documents = stats.documents;
     report.skipped = stats.skipped;
@@ -182,12 +185,20 @@ fn read_file(
     let stats = match sniffed.content {
         Content::MediaWikiXml => {
             report.skip_reason = XML_SKIPS;
-            let (r, streams) = open_content(path, opts, report)?;
-            let stats = parallel::with_pool(b, threads, |sink| {
+            // Multistream: pages parsed and digested by the workers that decode them.
+            if let Some((stats, streams, parsed)) =
+                parallel::read_mediawiki_streams(b, path, threads, &dump_prefix, opts.progress.clone())?
+            {
+                report.parallel_streams = streams;
+                report.streams_parsed_on_pool = parsed;
+                return Ok(stats);
+            }
+            // Not multistream (`read_mediawiki_streams` looked): streamed, its pages digested
+            // on the pool.
+            let r = readers::open_counted(path, opts.progress.clone())?;
+            parallel::with_pool(b, threads, |sink| {
                 readers::read_mediawiki_xml_from(r, path, &dump_prefix, sink)
-            })?;
-            report.parallel_streams = streams.map_or(0, |s| s.0.lock().map(|n| *n).unwrap_or(0));
-            stats
+            })?
         }
         Content::EnterpriseNdjson | Content::OtherJson => {
             report.skip_reason = NDJSON_SKIPS;

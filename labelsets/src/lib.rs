@@ -48,6 +48,8 @@ pub mod inputs;
 pub(crate) mod layout;
 pub mod merge;
 pub mod parallel;
+pub mod parallel_sort;
+pub(crate) mod parallel_threads;
 pub mod passages;
 pub mod readers;
 pub mod sniff;

@@ -13,6 +13,12 @@
 //!   [`Digester::digest`] (HTML cleaning or wikitext reduction, normalization, length filter,
 //!   SHA-1) on batches of them, and one collector adds the results to the builder in reading
 //!   order. Source ids, entries and counts are therefore those of the sequential build.
+//!   A folder's pages are handed over as paths ([`DocumentSink::file`]): the workers read
+//!   them, so the reading thread only walks the folder.
+//! - [`read_mediawiki_streams`]: a multistream MediaWiki XML dump's pages are parsed and
+//!   digested by the worker that decoded their stream (Wikimedia's streams hold whole
+//!   pages); the reading thread only puts the streams in order. From the first stream that
+//!   does not end between pages, the rest is parsed in order as the sequential reader does.
 //!
 //! Memory stays bounded: at most `4 × threads` streams or batches are in flight.
 
@@ -20,12 +26,15 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 
-use crate::builder::{Digested, DocRef, DocumentSink, LabelSetBuilder, Progress};
+use crate::builder::{Digested, Digester, DocRef, DocumentSink, LabelSetBuilder, Progress};
+use crate::parallel_threads::{named, named_scoped};
+use crate::readers::{self, ReadStats, XmlEnd, XmlStart};
 use crate::sniff::Compression;
 use crate::{io_err, Error, Result};
 
@@ -55,10 +64,24 @@ pub fn gzip_candidates(data: &[u8]) -> Vec<usize> {
         .collect()
 }
 
-struct Decoded {
+/// One stream decoded: its length in the file, its text, and what the pool's stream work
+/// (a multistream XML dump's pages, digested) made of it.
+pub(crate) struct Decoded {
     consumed: usize,
-    text: Vec<u8>,
+    pub text: Vec<u8>,
+    pub pages: Option<StreamPages>,
 }
+
+/// A stream's pages, parsed and digested by the worker that decoded it
+/// ([`read_mediawiki_streams`]).
+pub(crate) struct StreamPages {
+    pub digested: Vec<Digested>,
+    pub end: XmlEnd,
+}
+
+/// What a decoding worker does with each stream's text beside handing it over: `None` when
+/// it made nothing of it.
+pub(crate) type StreamWork = Arc<dyn Fn(&[u8]) -> Option<StreamPages> + Send + Sync>;
 
 /// Decode the one stream starting at byte `at` of `file` (read, not mapped: the input's
 /// pages do not count in the process's memory), returning its text and its length.
@@ -82,7 +105,7 @@ fn decode_one(file: &mut File, at: u64, compression: Compression) -> std::io::Re
     }
     let buffered = r.buffer().len() as u64;
     let end = r.get_mut().stream_position()? - buffered;
-    Ok(Decoded { consumed: (end - at) as usize, text })
+    Ok(Decoded { consumed: (end - at) as usize, text, pages: None })
 }
 
 /// Candidate stream starts of a whole file, read in blocks (with an overlap for magics
@@ -131,6 +154,8 @@ pub struct ParallelDecoder {
     pos: usize,
     progress: Option<Arc<Progress>>,
     workers: Vec<JoinHandle<()>>,
+    /// Whether the workers still do the stream work (see [`Self::stop_work`]).
+    working: Arc<AtomicBool>,
     /// Streams decoded and used.
     pub streams: u64,
 }
@@ -141,6 +166,16 @@ pub fn open_parallel(
     path: &Path,
     threads: usize,
     progress: Option<Arc<Progress>>,
+) -> Result<Option<ParallelDecoder>> {
+    open_parallel_with(path, threads, progress, None)
+}
+
+/// As [`open_parallel`], each worker running `work` on the streams it decodes.
+pub(crate) fn open_parallel_with(
+    path: &Path,
+    threads: usize,
+    progress: Option<Arc<Progress>>,
+    work: Option<StreamWork>,
 ) -> Result<Option<ParallelDecoder>> {
     if threads < 2 {
         return Ok(None);
@@ -167,12 +202,19 @@ pub fn open_parallel(
         let _ = tokens.send(());
     }
     let mut workers = Vec::with_capacity(threads + 1);
+    let working = Arc::new(AtomicBool::new(work.is_some()));
     for _ in 0..threads {
         let (job_rx, res_tx) = (job_rx.clone(), res_tx.clone());
+        let (work, working) = (work.clone(), working.clone());
         let mut file = File::open(path).map_err(io_err(path))?;
-        workers.push(std::thread::spawn(move || {
+        workers.push(named("ls-decode", move || {
             for at in job_rx {
-                let r = decode_one(&mut file, at as u64, compression);
+                let mut r = decode_one(&mut file, at as u64, compression);
+                if let (Ok(d), Some(work)) = (r.as_mut(), &work) {
+                    if working.load(Ordering::Relaxed) {
+                        d.pages = work(&d.text);
+                    }
+                }
                 if res_tx.send((at, r)).is_err() {
                     return;
                 }
@@ -180,7 +222,7 @@ pub fn open_parallel(
         }));
     }
     let feed = candidates.clone();
-    workers.push(std::thread::spawn(move || {
+    workers.push(named("ls-feed", move || {
         for at in feed {
             if token_rx.recv().is_err() || job_tx.send(at).is_err() {
                 return;
@@ -199,6 +241,7 @@ pub fn open_parallel(
         pos: 0,
         progress,
         workers,
+        working,
         streams: 0,
     }))
 }
@@ -219,11 +262,16 @@ impl ParallelDecoder {
         }
     }
 
-    /// Load the next stream's text into `buf`; `false` at the end of the file.
-    fn next_stream(&mut self) -> std::io::Result<bool> {
+    /// The workers stop the stream work: what is left is read as text.
+    pub(crate) fn stop_work(&self) {
+        self.working.store(false, Ordering::Relaxed);
+    }
+
+    /// The next stream, in file order; `None` at the end of the file.
+    pub(crate) fn next_decoded(&mut self) -> std::io::Result<Option<Decoded>> {
         loop {
             if self.expected >= self.len {
-                return Ok(false);
+                return Ok(None);
             }
             if self.candidates.binary_search(&self.expected).is_err() {
                 return Err(self.err(format!(
@@ -244,9 +292,7 @@ impl ParallelDecoder {
                 }
                 self.drop_passed();
                 self.streams += 1;
-                self.buf = d.text;
-                self.pos = 0;
-                return Ok(true);
+                return Ok(Some(d));
             }
             match self.rx.recv() {
                 Ok((at, r)) => {
@@ -258,6 +304,18 @@ impl ParallelDecoder {
                 }
                 Err(_) => return Err(self.err("the decoding pool stopped".into())),
             }
+        }
+    }
+
+    /// Load the next stream's text into `buf`; `false` at the end of the file.
+    fn next_stream(&mut self) -> std::io::Result<bool> {
+        match self.next_decoded()? {
+            Some(d) => {
+                self.buf = d.text;
+                self.pos = 0;
+                Ok(true)
+            }
+            None => Ok(false),
         }
     }
 }
@@ -305,14 +363,36 @@ impl Drop for ParallelDecoder {
 
 /// A document owned, to travel to the pool.
 enum OwnedDoc {
-    Document { title: String, url: String, body: Vec<u8>, content_type: Option<String> },
-    Wikitext { title: String, url: String, text: String },
-    Paragraphs { title: String, url: String, body: Vec<u8>, paragraphs: Vec<String> },
+    Document {
+        title: String,
+        url: String,
+        body: Vec<u8>,
+        content_type: Option<String>,
+    },
+    Wikitext {
+        title: String,
+        url: String,
+        text: String,
+    },
+    Paragraphs {
+        title: String,
+        url: String,
+        body: Vec<u8>,
+        paragraphs: Vec<String>,
+    },
+    /// A document in a file, read by the worker.
+    File {
+        title: String,
+        url: String,
+        path: PathBuf,
+        content_type: Option<String>,
+    },
 }
 
 impl OwnedDoc {
-    fn as_ref(&self) -> DocRef<'_> {
-        match self {
+    /// Digested; a file read first, its bytes added to `progress`.
+    fn digest(&self, digester: &Digester, progress: Option<&Progress>) -> Result<Digested> {
+        Ok(digester.digest(match self {
             OwnedDoc::Document { title, url, body, content_type } => {
                 DocRef::Document { title, url, body, content_type: content_type.as_deref() }
             }
@@ -320,17 +400,37 @@ impl OwnedDoc {
             OwnedDoc::Paragraphs { title, url, body, paragraphs } => {
                 DocRef::Paragraphs { title, url, body, paragraphs }
             }
-        }
+            OwnedDoc::File { title, url, path, content_type } => {
+                let body = std::fs::read(path).map_err(io_err(path))?;
+                if let Some(p) = progress {
+                    p.add_input(body.len() as u64);
+                }
+                return Ok(digester.digest(DocRef::Document {
+                    title,
+                    url,
+                    body: &body,
+                    content_type: content_type.as_deref(),
+                }));
+            }
+        }))
     }
 }
 
-/// Batches of this many bytes (or [`BATCH_DOCS`] documents) go to the pool.
+/// Batches of this many bytes (or [`BATCH_DOCS`] documents, or [`BATCH_FILES`] files) go to
+/// the pool.
 const BATCH_BYTES: usize = 1 << 20;
 const BATCH_DOCS: usize = 512;
+const BATCH_FILES: usize = 64;
+
+/// What the collector receives: a batch's documents digested, in reading order (a file
+/// that could not be read is its error).
+type Results = Vec<Result<Digested>>;
 
 /// The sink readers feed in a parallel build (see [`with_pool`]).
 pub struct ParallelSink {
     tx: Option<Sender<(u64, Vec<OwnedDoc>)>>,
+    /// Batches digested already ([`Self::digested`]) go straight to the collector.
+    done_tx: Option<Sender<(u64, Results)>>,
     tokens: Receiver<()>,
     batch: Vec<OwnedDoc>,
     bytes: usize,
@@ -353,13 +453,27 @@ impl ParallelSink {
         }
         let batch = std::mem::take(&mut self.batch);
         self.bytes = 0;
-        let stopped = || Error::Pool("the build pool stopped".into());
         self.tokens.recv().map_err(|_| stopped())?;
         let tx = self.tx.as_ref().ok_or_else(stopped)?;
         tx.send((self.seq, batch)).map_err(|_| stopped())?;
         self.seq += 1;
         Ok(())
     }
+
+    /// Documents digested elsewhere (by the worker that decoded their stream), to be added
+    /// after those handed over before them.
+    pub(crate) fn digested(&mut self, docs: Vec<Digested>) -> Result<()> {
+        self.flush()?;
+        self.tokens.recv().map_err(|_| stopped())?;
+        let tx = self.done_tx.as_ref().ok_or_else(stopped)?;
+        tx.send((self.seq, docs.into_iter().map(Ok).collect())).map_err(|_| stopped())?;
+        self.seq += 1;
+        Ok(())
+    }
+}
+
+fn stopped() -> Error {
+    Error::Pool("the build pool stopped".into())
 }
 
 impl DocumentSink for ParallelSink {
@@ -387,6 +501,16 @@ impl DocumentSink for ParallelSink {
     fn wikitext(&mut self, title: &str, url: &str, text: &str) -> Result<()> {
         self.push(OwnedDoc::Wikitext { title: title.into(), url: url.into(), text: text.into() }, text.len())
     }
+
+    fn file(&mut self, title: &str, url: &str, path: &Path, content_type: Option<&str>) -> Result<()> {
+        let doc = OwnedDoc::File {
+            title: title.into(),
+            url: url.into(),
+            path: path.into(),
+            content_type: content_type.map(str::to_string),
+        };
+        self.push(doc, BATCH_BYTES / BATCH_FILES)
+    }
 }
 
 /// Run `read` (a reader feeding the sink it is given) with a pool of `threads` workers
@@ -400,35 +524,45 @@ pub fn with_pool<R>(
     if threads <= 1 {
         return read(b);
     }
-    let digester = b.digester();
+    run_pool(b, threads, |sink| read(sink))
+}
+
+/// [`with_pool`] for `threads` ≥ 2, `read` given the pool's own sink.
+pub(crate) fn run_pool<R>(
+    b: &mut LabelSetBuilder,
+    threads: usize,
+    read: impl FnOnce(&mut ParallelSink) -> Result<R>,
+) -> Result<R> {
+    let (digester, progress) = (b.digester(), b.progress_handle());
     let in_flight = 4 * threads;
     let (job_tx, job_rx) = bounded::<(u64, Vec<OwnedDoc>)>(in_flight);
-    let (res_tx, res_rx) = bounded::<(u64, Vec<Digested>)>(in_flight);
+    let (res_tx, res_rx) = bounded::<(u64, Results)>(in_flight);
     let (token_tx, token_rx) = bounded::<()>(in_flight);
     for _ in 0..in_flight {
         let _ = token_tx.send(());
     }
     std::thread::scope(|s| {
         for _ in 0..threads {
-            let (job_rx, res_tx, digester) = (job_rx.clone(), res_tx.clone(), &digester);
-            s.spawn(move || {
+            let (job_rx, res_tx, digester, progress) =
+                (job_rx.clone(), res_tx.clone(), &digester, progress.as_deref());
+            named_scoped(s, "ls-digest", move || {
                 for (seq, docs) in job_rx {
-                    let out = docs.iter().map(|d| digester.digest(d.as_ref())).collect();
+                    let out = docs.iter().map(|d| d.digest(digester, progress)).collect();
                     if res_tx.send((seq, out)).is_err() {
                         return;
                     }
                 }
             });
         }
-        drop((job_rx, res_tx));
-        let collector = s.spawn(move || -> Result<()> {
+        drop(job_rx);
+        let collector = named_scoped(s, "ls-collect", move || -> Result<()> {
             let mut pending = BTreeMap::new();
             let mut next = 0u64;
             for (seq, out) in res_rx {
                 pending.insert(seq, out);
                 while let Some(out) = pending.remove(&next) {
                     for d in out {
-                        b.add_digested(d)?;
+                        b.add_digested(d?)?;
                     }
                     next += 1;
                     let _ = token_tx.send(());
@@ -436,8 +570,14 @@ pub fn with_pool<R>(
             }
             Ok(())
         });
-        let mut sink =
-            ParallelSink { tx: Some(job_tx), tokens: token_rx, batch: Vec::new(), bytes: 0, seq: 0 };
+        let mut sink = ParallelSink {
+            tx: Some(job_tx),
+            done_tx: Some(res_tx),
+            tokens: token_rx,
+            batch: Vec::new(),
+            bytes: 0,
+            seq: 0,
+        };
         let result = read(&mut sink).and_then(|r| sink.flush().map(|_| r));
         drop(sink);
         let collected =
@@ -445,6 +585,90 @@ pub fn with_pool<R>(
         // The collector's error (e.g. a spill that failed) is the cause of a stopped pool.
         collected.and(result)
     })
+}
+
+/// A document sink that digests on the spot, keeping the results (a decoding worker's).
+struct Collect<'a> {
+    digester: &'a Digester,
+    out: Vec<Digested>,
+}
+
+impl DocumentSink for Collect<'_> {
+    fn document(&mut self, title: &str, url: &str, body: &[u8], content_type: Option<&str>) -> Result<()> {
+        self.out.push(self.digester.digest(DocRef::Document { title, url, body, content_type }));
+        Ok(())
+    }
+    fn paragraphs(&mut self, title: &str, url: &str, body: &[u8], paragraphs: &[String]) -> Result<()> {
+        self.out.push(self.digester.digest(DocRef::Paragraphs { title, url, body, paragraphs }));
+        Ok(())
+    }
+    fn wikitext(&mut self, title: &str, url: &str, text: &str) -> Result<()> {
+        self.out.push(self.digester.digest(DocRef::Wikitext { title, url, text }));
+        Ok(())
+    }
+}
+
+/// A multistream MediaWiki XML dump read on `threads` workers: each worker decodes a stream,
+/// parses its pages and digests them; here they are only put in order. A stream that does
+/// not hold whole pages (it ends inside one: a dump not cut between pages, as `pbzip2` cuts)
+/// and every stream after it are parsed here instead, in order, as the sequential reader
+/// does, their pages digested on the pool; so the result is the sequential build's for any
+/// dump. `None` when the file is not multistream (to be read sequentially); else the read's
+/// counts, the streams decoded in parallel and those of them whose pages their worker read.
+pub fn read_mediawiki_streams(
+    b: &mut LabelSetBuilder,
+    path: &Path,
+    threads: usize,
+    url_prefix: &str,
+    progress: Option<Arc<Progress>>,
+) -> Result<Option<(ReadStats, u64, u64)>> {
+    let digester = b.digester();
+    let (p, prefix) = (path.to_path_buf(), url_prefix.to_string());
+    let work: StreamWork = Arc::new(move |text: &[u8]| {
+        let mut sink = Collect { digester: &digester, out: Vec::new() };
+        let start = XmlStart { alone: true, ..XmlStart::default() };
+        let end = readers::parse_mediawiki_xml(text, &p, &prefix, &mut sink, start).ok()?;
+        Some(StreamPages { digested: sink.out, end })
+    });
+    let Some(mut dec) = open_parallel_with(path, threads, progress, Some(work))? else {
+        return Ok(None);
+    };
+    let mut parsed = 0u64;
+    let stats = run_pool(b, threads, |sink| {
+        let mut stats = ReadStats::default();
+        // Elements open and text read before the next stream.
+        let (mut depth, mut base) = (0i64, 0u64);
+        // The decoder's errors name the file already.
+        let decode_err = |e: std::io::Error| Error::Input {
+            path: path.into(),
+            reason: e.to_string().trim_start_matches(&format!("{}: ", path.display())).to_string(),
+        };
+        while let Some(d) = dec.next_decoded().map_err(decode_err)? {
+            match d.pages {
+                // Its pages are the sequential reader's when the stream before ended between
+                // pages (so did every stream so far) and its end tags have their starts.
+                Some(pages) if pages.end.between_pages && depth + pages.end.min_depth >= 0 => {
+                    sink.digested(pages.digested)?;
+                    stats.documents += pages.end.stats.documents;
+                    stats.skipped += pages.end.stats.skipped;
+                    depth += pages.end.end_depth;
+                    base += d.text.len() as u64;
+                    parsed += 1;
+                }
+                _ => {
+                    dec.stop_work();
+                    let start = XmlStart { depth: depth.max(0) as usize, base, alone: false };
+                    let rest = std::io::Cursor::new(d.text).chain(&mut dec);
+                    let end = readers::parse_mediawiki_xml(rest, path, url_prefix, sink, start)?;
+                    stats.documents += end.stats.documents;
+                    stats.skipped += end.stats.skipped;
+                    break;
+                }
+            }
+        }
+        Ok(stats)
+    })?;
+    Ok(Some((stats, dec.streams, parsed)))
 }
 
 #[cfg(test)]

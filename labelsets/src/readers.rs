@@ -108,13 +108,21 @@ fn content_type_for(path: &Path) -> Option<&'static str> {
 }
 
 fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let mut entries: Vec<PathBuf> = Vec::new();
+    let mut entries: Vec<(PathBuf, bool)> = Vec::new();
     for e in std::fs::read_dir(dir).map_err(io_err(dir))? {
-        entries.push(e.map_err(io_err(dir))?.path());
+        let e = e.map_err(io_err(dir))?;
+        // The entry's type comes with the listing on most file systems: no `stat` for each
+        // file. A symbolic link is followed (a folder of links to host folders).
+        let is_dir = match e.file_type() {
+            Ok(t) if t.is_symlink() => e.path().is_dir(),
+            Ok(t) => t.is_dir(),
+            Err(_) => e.path().is_dir(),
+        };
+        entries.push((e.path(), is_dir));
     }
     entries.sort();
-    for p in entries {
-        if p.is_dir() {
+    for (p, is_dir) in entries {
+        if is_dir {
             collect_files(&p, out)?;
         } else if content_type_for(&p).is_some() {
             out.push(p);
@@ -152,8 +160,8 @@ pub fn read_directory(
                 }
             }
         };
-        let body = std::fs::read(&path).map_err(io_err(&path))?;
-        sink.document(&title_from_stem(&stem), &url, &body, content_type_for(&path))?;
+        // Read by the sink: on the pool in a parallel build.
+        sink.file(&title_from_stem(&stem), &url, &path, content_type_for(&path))?;
         stats.documents += 1;
     }
     Ok(stats)
@@ -249,70 +257,154 @@ pub fn read_mediawiki_xml_from(
     url_prefix: &str,
     sink: &mut dyn DocumentSink,
 ) -> Result<ReadStats> {
-    let mut reader = quick_xml::Reader::from_reader(r);
+    Ok(parse_mediawiki_xml(r, path, url_prefix, sink, XmlStart::default())?.stats)
+}
+
+/// Where a MediaWiki XML parse starts: at the document's start (the default), or, in a
+/// parallel build, at a point between two pages of it ([`crate::parallel`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct XmlStart {
+    /// Elements open at that point (`<mediawiki>`): their ends are not unmatched.
+    pub depth: usize,
+    /// Decompressed bytes before that point, for the byte offsets of errors.
+    pub base: u64,
+    /// One stream of a multistream dump alone, whose place in the document is not known
+    /// yet: end tags without a start are counted ([`XmlEnd::min_depth`]), not an error.
+    pub alone: bool,
+}
+
+/// How a MediaWiki XML parse ended.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct XmlEnd {
+    pub stats: ReadStats,
+    /// It ended between pages: outside any `<page>`, `<revision>` or field, not inside a tag
+    /// (a parse error would have been returned), so that the text after it parses the same
+    /// alone as after it; and no `</page>` came without its `<page>` (which reads the page
+    /// before it again).
+    pub between_pages: bool,
+    /// The lowest element depth reached, from 0 at the start (below 0: end tags whose
+    /// starts came before), and the depth at the end.
+    pub min_depth: i64,
+    pub end_depth: i64,
+}
+
+/// The pages read so far and the one being read.
+struct PageState {
+    title: String,
+    ns: String,
+    text: String,
+    redirect: bool,
+    in_page: bool,
+    in_revision: bool,
+    field: Field,
+}
+
+/// The MediaWiki XML reader, from `start`: only pages in namespace 0 that are not redirects
+/// reach `sink`.
+pub(crate) fn parse_mediawiki_xml(
+    r: impl BufRead,
+    path: &Path,
+    url_prefix: &str,
+    sink: &mut dyn DocumentSink,
+    start: XmlStart,
+) -> Result<XmlEnd> {
+    // Elements already open are opened again before the text, so that their end tags match.
+    let opened = b"<x>".repeat(start.depth);
+    let skip = opened.len() as u64;
+    let mut reader = quick_xml::Reader::from_reader(std::io::Cursor::new(opened).chain(r));
     reader.config_mut().check_end_names = false;
-    let mut stats = ReadStats::default();
+    reader.config_mut().allow_unmatched_ends = start.alone;
+    let mut end = XmlEnd::default();
+    let mut depth = 0i64;
+    let mut stray_page_end = false;
     let mut buf = Vec::new();
-    let (mut title, mut ns, mut text) = (String::new(), String::new(), String::new());
-    let mut redirect = false;
-    let mut in_page = false;
-    let mut in_revision = false;
-    let mut field = Field::None;
+    let mut st = PageState {
+        title: String::new(),
+        ns: String::new(),
+        text: String::new(),
+        redirect: false,
+        in_page: false,
+        in_revision: false,
+        field: Field::None,
+    };
     let xml_err = |e: quick_xml::Error, pos: u64| Error::Input {
         path: path.to_path_buf(),
-        reason: format!("XML error at byte {pos}: {e}"),
+        reason: format!("XML error at byte {}: {e}", (pos + start.base).saturating_sub(skip)),
     };
     loop {
         let ev = reader.read_event_into(&mut buf).map_err(|e| xml_err(e, reader.buffer_position()))?;
         match ev {
-            Event::Start(e) => match e.local_name().as_ref() {
-                b"page" => {
-                    in_page = true;
-                    title.clear();
-                    ns.clear();
-                    text.clear();
-                    redirect = false;
+            Event::Start(e) => {
+                depth += 1;
+                match e.local_name().as_ref() {
+                    b"page" => {
+                        st.in_page = true;
+                        st.title.clear();
+                        st.ns.clear();
+                        st.text.clear();
+                        st.redirect = false;
+                    }
+                    b"revision" => st.in_revision = true,
+                    b"title" if st.in_page && !st.in_revision => st.field = Field::Title,
+                    b"ns" if st.in_page && !st.in_revision => st.field = Field::Ns,
+                    // Only the first revision's text (pages-articles dumps have one).
+                    b"text" if st.in_revision && st.text.is_empty() => st.field = Field::Text,
+                    b"redirect" if st.in_page => st.redirect = true,
+                    _ => {}
                 }
-                b"revision" => in_revision = true,
-                b"title" if in_page && !in_revision => field = Field::Title,
-                b"ns" if in_page && !in_revision => field = Field::Ns,
-                // Only the first revision's text (pages-articles dumps have one).
-                b"text" if in_revision && text.is_empty() => field = Field::Text,
-                b"redirect" if in_page => redirect = true,
-                _ => {}
-            },
-            Event::Empty(e) if in_page && e.local_name().as_ref() == b"redirect" => redirect = true,
-            Event::Text(t) if field != Field::None => {
+            }
+            Event::Empty(e) if st.in_page && e.local_name().as_ref() == b"redirect" => st.redirect = true,
+            Event::Text(t) if st.field != Field::None => {
                 let s = t.unescape().map_err(|e| xml_err(e, reader.buffer_position()))?;
-                match field {
-                    Field::Title => title.push_str(&s),
-                    Field::Ns => ns.push_str(&s),
-                    Field::Text => text.push_str(&s),
+                match st.field {
+                    Field::Title => st.title.push_str(&s),
+                    Field::Ns => st.ns.push_str(&s),
+                    Field::Text => st.text.push_str(&s),
                     Field::None => {}
                 }
             }
-            Event::CData(t) if field == Field::Text => text.push_str(&String::from_utf8_lossy(&t)),
-            Event::End(e) => match e.local_name().as_ref() {
-                b"title" | b"ns" | b"text" => field = Field::None,
-                b"revision" => in_revision = false,
-                b"page" => {
-                    in_page = false;
-                    // Dumps without <ns> (very old schemas) are taken as articles.
-                    let article = ns.trim().is_empty() || ns.trim() == "0";
-                    if !article || redirect || wikitext::is_redirect(&text) {
-                        stats.skipped += 1;
-                    } else {
-                        let url = url_for_title(url_prefix, title.trim());
-                        sink.wikitext(title.trim(), &url, &text)?;
-                        stats.documents += 1;
+            Event::CData(t) if st.field == Field::Text => st.text.push_str(&String::from_utf8_lossy(&t)),
+            Event::End(e) => {
+                depth -= 1;
+                end.min_depth = end.min_depth.min(depth - start.depth as i64);
+                match e.local_name().as_ref() {
+                    b"title" | b"ns" | b"text" => st.field = Field::None,
+                    b"revision" => st.in_revision = false,
+                    b"page" => {
+                        // An end without its start reads the page before again: from the
+                        // document's start only.
+                        stray_page_end |= !st.in_page;
+                        st.in_page = false;
+                        page_end(&st, url_prefix, sink, &mut end.stats)?;
                     }
+                    _ => {}
                 }
-                _ => {}
-            },
+            }
             Event::Eof => break,
             _ => {}
         }
         buf.clear();
     }
-    Ok(stats)
+    end.end_depth = depth - start.depth as i64;
+    end.between_pages = !st.in_page && !st.in_revision && st.field == Field::None && !stray_page_end;
+    Ok(end)
+}
+
+/// A page read: to the sink when it is an article, else counted as skipped.
+fn page_end(
+    st: &PageState,
+    url_prefix: &str,
+    sink: &mut dyn DocumentSink,
+    stats: &mut ReadStats,
+) -> Result<()> {
+    // Dumps without <ns> (very old schemas) are taken as articles.
+    let article = st.ns.trim().is_empty() || st.ns.trim() == "0";
+    if !article || st.redirect || wikitext::is_redirect(&st.text) {
+        stats.skipped += 1;
+    } else {
+        let url = url_for_title(url_prefix, st.title.trim());
+        sink.wikitext(st.title.trim(), &url, &st.text)?;
+        stats.documents += 1;
+    }
+    Ok(())
 }

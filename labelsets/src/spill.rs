@@ -50,10 +50,9 @@ impl Runs {
     }
 
     /// Sort and deduplicate `entries` (lowest source first) and write them as one run; the
-    /// vector is left empty, its capacity kept.
-    pub fn spill(&mut self, entries: &mut Vec<Entry>) -> Result<()> {
-        entries.sort_unstable();
-        entries.dedup_by(|b, a| a.0 == b.0);
+    /// vector is left empty, its capacity kept. Sorted on `threads` threads.
+    pub fn spill(&mut self, entries: &mut Vec<Entry>, threads: usize) -> Result<()> {
+        crate::parallel_sort::sort_dedup(entries, threads, |e| e.0[0], |a, b| a.0 == b.0);
         let path = self.dir.join(format!("run-{:05}", self.next_run));
         self.next_run += 1;
         let file = File::create(&path).map_err(io_err(&path))?;

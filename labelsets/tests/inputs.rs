@@ -98,6 +98,7 @@ fn every_dump_file_builds_whatever_its_name() {
             let (renamed, _) = build(&[&copy], 2, None, &out2);
             let mut renamed = renamed[0].clone();
             renamed.parallel_streams = own.parallel_streams;
+            renamed.streams_parsed_on_pool = own.streams_parsed_on_pool;
             assert_eq!(&renamed, own, "{rel} as {}", copy.display());
             let (mut a, mut b) = (built(&out), built(&out2));
             // Single documents take their title from the file name.
@@ -157,32 +158,92 @@ fn arbitrary_streams(xml: &[u8], size: usize) -> Vec<&[u8]> {
     xml.chunks(size).collect()
 }
 
+/// How the pages of a multistream XML dump are read in a parallel build.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Pages {
+    /// Every stream's pages by the worker that decoded it.
+    OnPool,
+    /// The first this many streams' by their workers, the rest in order.
+    OnPoolUntil(u64),
+    /// Not a multistream XML dump.
+    NotXmlStreams,
+}
+
 /// Must work 3: the parallel build (streams decoded on the pool, documents digested on it)
 /// gives the sequential build's entries, sources and counts, for Wikimedia multistream bzip2,
-/// pbzip2-style bzip2 cut anywhere, multi-member gzip, and NDJSON.
+/// pbzip2-style bzip2 cut anywhere, multi-member gzip, and NDJSON. Issue 39: a Wikimedia
+/// dump's pages are parsed by the workers that decode them; a stream cut inside a page (in
+/// the first stream, or after whole-page streams) sends the rest to the sequential parse.
 #[test]
 fn parallel_build_equals_sequential() {
     let tmp = tempfile::tempdir().unwrap();
     let xml =
         decompressed(&dumps().join("enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"));
     let ndjson = std::fs::read(dumps().join("enterprise-html-sample.ndjson")).unwrap();
-    let cases: Vec<(&str, Vec<u8>, bool)> = vec![
+    // Wikimedia's streams, but the fourth cut in two inside a page.
+    let mut cut_later: Vec<&[u8]> = wikimedia_streams(&xml, 10);
+    let fourth = cut_later.remove(3);
+    let at = fourth.len() / 2;
+    cut_later.insert(3, &fourth[at..]);
+    cut_later.insert(3, &fourth[..at]);
+    // The last stream (`</mediawiki>`) alone, and the head with the first pages.
+    let mut tail_alone = wikimedia_streams(&xml, 25);
+    let head = [tail_alone[0], tail_alone[1]].concat();
+    tail_alone.splice(0..2, [&head[..]]);
+    // The head stream cut in two: inside the text of `<sitename>` (between pages: both
+    // halves parse alone as they do together), and inside a tag (the first half does not).
+    let head_cut = |at: usize| -> Vec<u8> {
+        let mut streams = wikimedia_streams(&xml, 10);
+        let head = streams.remove(0);
+        streams.insert(0, &head[at..]);
+        streams.insert(0, &head[..at]);
+        streams.iter().flat_map(|s| bz2(s)).collect()
+    };
+    let find = |what: &str| xml.windows(what.len()).position(|w| w == what.as_bytes()).unwrap();
+    let cases: Vec<(&str, Vec<u8>, bool, Pages)> = vec![
+        (
+            "multistream bz2, the head cut inside <sitename>'s text",
+            head_cut(find("<sitename>Wiki") + "<sitename>Wiki".len()),
+            true,
+            Pages::OnPool,
+        ),
+        (
+            "multistream bz2, the head cut inside a tag",
+            head_cut(find("<namespace key=\"2\"") + 6),
+            true,
+            Pages::OnPoolUntil(0),
+        ),
         (
             "multistream bz2, 10 pages a stream",
             wikimedia_streams(&xml, 10).iter().flat_map(|s| bz2(s)).collect(),
             true,
+            Pages::OnPool,
+        ),
+        (
+            "multistream gzip, 25 pages a stream, the head with the first pages",
+            tail_alone.iter().flat_map(|s| gz(s)).collect(),
+            true,
+            Pages::OnPool,
+        ),
+        (
+            "multistream bz2, the fourth stream cut inside a page",
+            cut_later.iter().flat_map(|s| bz2(s)).collect(),
+            true,
+            Pages::OnPoolUntil(3),
         ),
         (
             "bz2 cut every 50,001 bytes",
             arbitrary_streams(&xml, 50_001).iter().flat_map(|s| bz2(s)).collect(),
             true,
+            Pages::OnPoolUntil(0),
         ),
         (
             "gzip members every 30,000 bytes",
             arbitrary_streams(&xml, 30_000).iter().flat_map(|s| gz(s)).collect(),
             true,
+            Pages::OnPoolUntil(0),
         ),
-        ("single-stream bz2", bz2(&xml), false),
+        ("single-stream bz2", bz2(&xml), false, Pages::NotXmlStreams),
         (
             "NDJSON, gzip members of 3 lines",
             ndjson
@@ -192,10 +253,11 @@ fn parallel_build_equals_sequential() {
                 .flat_map(|c| gz(&c.concat()))
                 .collect(),
             true,
+            Pages::NotXmlStreams,
         ),
-        ("NDJSON, plain", ndjson.clone(), false),
+        ("NDJSON, plain", ndjson.clone(), false, Pages::NotXmlStreams),
     ];
-    for (i, (what, bytes, multi)) in cases.iter().enumerate() {
+    for (i, (what, bytes, multi, pages)) in cases.iter().enumerate() {
         let input = tmp.path().join(format!("case-{i}"));
         std::fs::write(&input, bytes).unwrap();
         let seq_out = tmp.path().join(format!("seq-{i}.dls"));
@@ -209,8 +271,18 @@ fn parallel_build_equals_sequential() {
                 par[0].parallel_streams, par[0]
             );
             assert_eq!(par[0].parallel_streams > 1, *multi, "{what}");
+            let parsed = par[0].streams_parsed_on_pool;
+            match *pages {
+                Pages::OnPool => assert_eq!(parsed, par[0].parallel_streams, "{what}"),
+                Pages::OnPoolUntil(n) => assert_eq!(parsed, n, "{what}"),
+                Pages::NotXmlStreams => assert_eq!(parsed, 0, "{what}"),
+            }
             assert_eq!(built(&seq_out), built(&par_out), "{what}, {threads} threads");
-            assert_eq!((par[0].documents, par[0].kept), (seq[0].documents, seq[0].kept), "{what}");
+            assert_eq!(
+                (par[0].documents, par[0].skipped, par[0].kept),
+                (seq[0].documents, seq[0].skipped, seq[0].kept),
+                "{what}"
+            );
         }
     }
     // Same file bytes, but for the creation time in the header.
@@ -231,6 +303,76 @@ fn parallel_build_equals_sequential() {
     // After the timestamp only the header checksum (8 bytes after the JSON) may differ.
     let diff = sa.1.iter().zip(&sb.1).filter(|(x, y)| x != y).count();
     assert!(diff <= 8, "{diff} bytes differ past the timestamp");
+}
+
+/// A label set file's bytes but for its creation time (and so the header's checksum): the
+/// header JSON with `created` set to 0, and every byte after the header's checksum.
+fn bytes_but_created(path: &Path) -> (serde_json::Value, Vec<u8>) {
+    let bytes = std::fs::read(path).unwrap();
+    let h = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let mut header: serde_json::Value = serde_json::from_slice(&bytes[16..16 + h]).unwrap();
+    assert!(header["created"].as_u64().unwrap() > 0);
+    header["created"] = 0.into();
+    (header, bytes[16 + h + 8..].to_vec())
+}
+
+/// A folder of pages: host folders (one a symbolic link to another folder), a file that is
+/// not a page, and the shared Wikipedia articles.
+fn pages_folder(root: &Path) -> PathBuf {
+    let articles = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/wikipedia/articles"));
+    let dir = root.join("pages");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(articles).unwrap().map(|e| e.unwrap().path()).collect();
+    names.sort();
+    for (i, p) in names.iter().enumerate() {
+        let host = dir.join(format!("h{}.test", i % 3)).join("wiki");
+        std::fs::create_dir_all(&host).unwrap();
+        std::fs::copy(p, host.join(p.file_name().unwrap())).unwrap();
+    }
+    std::os::unix::fs::symlink(articles, dir.join("linked.test")).unwrap();
+    std::fs::write(dir.join("h0.test/notes.md"), "not a page").unwrap();
+    dir
+}
+
+/// Issue 39: with the folder's files read by the pool's workers and a multistream dump's
+/// pages parsed by the workers that decode them, the file written at `--threads 3` is the
+/// one written at 1, byte for byte but for its creation time.
+#[test]
+fn label_set_files_are_the_same_at_1_and_3_threads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let xml =
+        decompressed(&dumps().join("enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"));
+    let dump = tmp.path().join("multistream.xml.bz2");
+    std::fs::write(&dump, wikimedia_streams(&xml, 10).iter().flat_map(|s| bz2(s)).collect::<Vec<u8>>())
+        .unwrap();
+    let folder = pages_folder(tmp.path());
+    for (what, input) in [("folder", &folder), ("multistream dump", &dump)] {
+        let (one, three) = (tmp.path().join("one.dls"), tmp.path().join("three.dls"));
+        let (r1, _) = build(&[input], 1, None, &one);
+        let (r3, _) = build(&[input], 3, None, &three);
+        println!("{what}: {:?}", r3[0]);
+        assert!(r1[0].documents > 100 && r1[0].kept > 1000, "{what}: {:?}", r1[0]);
+        assert_eq!(bytes_but_created(&one), bytes_but_created(&three), "{what}");
+        assert_eq!(std::fs::metadata(&one).unwrap().len(), std::fs::metadata(&three).unwrap().len());
+    }
+    // Both at once, the folder first: one label set, sources in reading order.
+    let (one, three) = (tmp.path().join("one.dls"), tmp.path().join("three.dls"));
+    build(&[&folder, &dump], 1, None, &one);
+    build(&[&folder, &dump], 3, None, &three);
+    assert_eq!(bytes_but_created(&one), bytes_but_created(&three), "folder and dump");
+}
+
+/// A page of a folder that cannot be read is an error naming it, at any thread count (its
+/// worker reads it), and the pages before it do not hide it.
+#[test]
+fn unreadable_folder_page_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = pages_folder(tmp.path());
+    let missing = folder.join("h1.test/wiki/Zz_missing.html");
+    std::os::unix::fs::symlink(tmp.path().join("nowhere.html"), &missing).unwrap();
+    for threads in [1, 3] {
+        let e = read_input(&mut builder(), &folder, &opts(threads), None).unwrap_err().to_string();
+        assert!(e.contains("Zz_missing.html"), "{threads} threads: {e}");
+    }
 }
 
 /// A damaged stream in a multistream file is an error naming it, not a panic or a silent
