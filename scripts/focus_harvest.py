@@ -7,6 +7,8 @@ on loopback, and the politeness of each crawl from nginx's own access log.
     python3 scripts/focus_harvest.py --web /tmp/focusweb --work /tmp/focuswork \\
         [--ditto target/release/ditto] [--min-delay-ms 100] [--svg docs/focus-harvest.svg]
         [--run NAME FOCUS FLAGS ...]   # e.g. --run nosm labeled "--sitemaps off"
+        [--binary NAME PATH ...]       # run NAME with another build (builds alternate in one run)
+        [--truth-match passage|exact]  # what the truth counts (`ditto scan --match`)
 
 Steps: build the label set from ../shared/data/wikipedia/articles; scan the whole web's
 files once (`ditto scan --url-prefix http://`) for every page's labeled chunks (ditto's own
@@ -18,6 +20,9 @@ crawl. Prints a Markdown table, writes the SVG plot, and a JSON summary to WORK/
 Sitemap requests (`.xml`, `.xml.gz`: a web from `focus_web.py --sitemaps`) are requests, not
 pages: left out of the page counts, counted apart (`sitemap_requests`). `--run` (repeatable)
 crawls named variants instead of `--focus`: NAME, the focus, and more `ditto crawl` flags.
+Besides the pages until half of the copying hosts were found, the pages until half of the
+hosts with labeled chunks by the truth were: with passages (issue 36, the default truth) the
+decoy hosts' reworded articles are labeled too (48 hosts, not 24).
 
 Politeness, from each access log: per host, requests sorted by `$msec` (the time nginx
 logs a request, at its end); a violation is two consecutive requests to one host logged

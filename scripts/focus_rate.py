@@ -6,7 +6,7 @@ served by nginx on loopback, at several per-host delays; a CSV time series and a
 
     python3 scripts/focus_web.py --out /tmp/focusweb
     python3 scripts/focus_rate.py --web /tmp/focusweb --work /tmp/focusrate \\
-        [--ditto target/release/ditto] [--delays 20,1000] [--limit-s 120,90] [--bucket-s 1]
+        [--ditto target/release/ditto] [--delays 20,1000] [--limit-s 120,90] [--bucket-s 0.25,2] [--plot-s 5,60]
         [--run NAME FOCUS FLAGS ...] [--binary NAME PATH ...]
         [--csv docs/benchmarks/issue-37-rate.csv] [--svg docs/benchmarks/issue-37-rate.svg]
 
@@ -72,8 +72,9 @@ PALETTE = ["#c0392b", "#2c7fb8", "#e67e22", "#27ae60", "#8e44ad", "#333333"]
 
 
 def svg(panels, path, title):
-    """panels: rows of (row label, [(series name, color, [points per bucket])]) drawn as three
-    panels each: cumulative labeled chunks, labeled chunks per second, pages per second."""
+    """panels: rows of (row label, x range in seconds or None, [(series name, color, points per
+    bucket, bucket seconds)]) drawn as three panels each: cumulative labeled chunks, labeled
+    chunks per second, pages per second."""
     cols = [("labeled chunks found", "cum_labeled"), ("labeled chunks per second", "labeled_per_s"),
             ("pages per second", "pages_per_s")]
     pw, ph, ml, mb, mt, gap = 330, 220, 60, 36, 46, 18
@@ -82,9 +83,10 @@ def svg(panels, path, title):
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">',
            f'<rect width="{w}" height="{h}" fill="white"/>',
            f'<text x="{w / 2}" y="18" text-anchor="middle" font-size="14">{title}</text>']
-    for r, (label, lines) in enumerate(panels):
+    for r, (label, xrange, lines) in enumerate(panels):
         y0 = mt + r * (ph + mb + gap)
         xmax = max((len(pts) for _, _, pts, _ in lines), default=1) * lines[0][3] if lines else 1
+        xmax = min(xmax, xrange or xmax)
         for c, (ctitle, key) in enumerate(cols):
             x0 = ml + c * (pw + gap)
             ymax = max([p[key] for _, _, pts, _ in lines for p in pts] + [1]) * 1.05
@@ -103,7 +105,8 @@ def svg(panels, path, title):
                 xy = [(0.0, 0.0)] if key == "cum_labeled" else []
                 for p in pts:
                     xs = p["t_end_s"] if key == "cum_labeled" else p["t_end_s"] - bucket / 2
-                    xy.append((xs, p[key]))
+                    if xs <= xmax:
+                        xy.append((xs, p[key]))
                 poly = " ".join(f"{X(x):.1f},{Y(y):.1f}" for x, y in xy)
                 out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.6" points="{poly}"/>')
         for k, (name, color, _, _) in enumerate(lines):
@@ -125,9 +128,10 @@ def main():
     ap.add_argument("--delays", default="20,1000", help="per-host delays in ms (--min-delay-ms), comma-separated")
     ap.add_argument("--limit-s", default="120,90",
                     help="per delay, the longest a crawl runs before it is interrupted (comma-separated)")
-    ap.add_argument("--bucket-s", type=float, default=1.0)
+    ap.add_argument("--bucket-s", default="0.25,2", help="per delay, the time series' step in seconds")
     ap.add_argument("--run", nargs=3, action="append", metavar=("NAME", "FOCUS", "FLAGS"))
     ap.add_argument("--binary", nargs=2, action="append", metavar=("NAME", "PATH"))
+    ap.add_argument("--plot-s", default="", help="per delay, the plot's time range in seconds (default: all)")
     ap.add_argument("--csv", type=Path)
     ap.add_argument("--svg", type=Path)
     ap.add_argument("--analyze-only", action="store_true", help="no crawls: read the logs of an earlier run")
@@ -145,33 +149,38 @@ def main():
     delays = [int(d) for d in args.delays.split(",")]
     limits = [float(x) for x in args.limit_s.split(",")]
     limits += [limits[-1]] * (len(delays) - len(limits))
+    buckets = [float(x) for x in args.bucket_s.split(",")]
+    buckets += [buckets[-1]] * (len(delays) - len(buckets))
+    ranges = [float(x) for x in args.plot_s.split(",") if x] + [None] * len(delays)
     rows_out, panels = [], []
-    for delay, limit in zip(delays, limits):
+    for delay, limit, bucket_s, xrange in zip(delays, limits, buckets, ranges):
         args.min_delay_ms = delay
         per_run = {}
         for name, focus, flags in runs:
             tag = f"{name}-{delay}ms"
             log = work / f"access-{tag}.log"
             if not args.analyze_only:
+                # The run's own build (--binary NAME PATH) for each of its crawls.
+                args.binary = (args.binary or []) + [(tag, str(fh.binary_for(args, name)))]
                 fh.crawl(args, work, web, dls, tag, focus, flags, log, limit_s=limit)
-            s = series(fh.read_log(log), t, args.bucket_s)
+            s = series(fh.read_log(log), t, bucket_s)
             per_run[name] = s
             for p in s:
                 rows_out.append({"delay_ms": delay, "run": name, **p})
-        print(f"\nper-host delay {delay} ms (crawls stopped after {limit:g} s), buckets of {args.bucket_s:g} s:")
+        print(f"\nper-host delay {delay} ms (crawls stopped after {limit:g} s), buckets of {bucket_s:g} s:")
         for name, s in per_run.items():
             pages = s[-1]["cum_pages"] if s else 0
-            secs = len(s) * args.bucket_s
+            secs = len(s) * bucket_s
             line = (f"  {name}: {pages} pages, {s[-1]['cum_labeled'] if s else 0} labeled chunks in {secs:g} s "
                     f"({pages / secs if secs else 0:.0f} pages/s)")
             if name != "bfs" and "bfs" in per_run:
                 below_cum, below_rate = compare(s, per_run["bfs"])
                 line += (f"; below bfs in labeled chunks found: {len(below_cum)} of {max(len(s), len(per_run['bfs']))}"
-                         f" buckets{' (first ends at %g s)' % ((below_cum[0] + 1) * args.bucket_s) if below_cum else ''}"
+                         f" buckets{' (first ends at %g s)' % ((below_cum[0] + 1) * bucket_s) if below_cum else ''}"
                          f"; in labeled chunks per second while both crawled: {len(below_rate)} of "
                          f"{min(len(s), len(per_run['bfs']))}")
             print(line)
-        panels.append((f"{delay} ms", [(n, PALETTE[k % len(PALETTE)], s, args.bucket_s)
+        panels.append((f"{delay} ms", xrange, [(n, PALETTE[k % len(PALETTE)], s, bucket_s)
                                        for k, (n, s) in enumerate(per_run.items())]))
     if args.csv:
         with open(args.csv, "w", newline="") as f:

@@ -174,13 +174,15 @@ impl Default for SitemapPolicy {
 /// scheduler before issue 37 with 8: 180–284 (0.5–0.7 s).
 pub const FOCUS_MIN_HOSTS: usize = 4;
 
-/// With a ranker, the share of the request slots open to hosts beyond the focus set by
-/// default ([`CrawlConfig::focus_spare`]): all, so a focused crawl never idles while hosts
-/// are due. It trades labeled chunks per page for time: on the 535-host test web (100 ms
-/// delay) the whole web took 6.7 s instead of 66.8 s (`--focus bfs`: 6.5 s), while the
-/// first 20 % of the pages held 0 labeled chunks instead of 1,434 (docs/benchmarks/issue-37.md,
-/// session 3); a crawl whose page budget binds keeps its pages for the best hosts with 0.
-pub const FOCUS_SPARE: f64 = 1.0;
+/// With a ranker, the share of `--max-in-flight` open to hosts beyond the focus set by
+/// default ([`CrawlConfig::focus_spare`]): a focused crawl does not idle while hosts are due,
+/// and the slots it keeps free hold the wait of the best hosts' requests short. On the
+/// 535-host test web (20 ms delay) the whole web took 2.25–2.5 s with 0.1, 2.5–2.75 s with 1
+/// (`--focus bfs`: 2.0–2.75 s), and 0.1 had 626–1,039 labeled chunks after 0.5 s where 1 had
+/// 14–29 (docs/benchmarks/issue-37.md, session 3). Any share above 0 trades labeled chunks
+/// per page for time: with 0 a crawl whose page budget binds keeps its pages for the best
+/// hosts, waiting for their politeness delays.
+pub const FOCUS_SPARE: f64 = 0.1;
 
 impl Default for CrawlConfig {
     fn default() -> Self {

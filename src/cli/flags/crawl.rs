@@ -101,9 +101,10 @@ pub struct CrawlArgs {
     /// `--focus labeled`: when the best-ranked hosts (--focus-hosts, --focus-min-hosts,
     /// --focus-rank-span) leave request slots free, up to this share of --max-in-flight (0
     /// to 1) goes to the next-best hosts, best first, so the crawl does not idle while hosts
-    /// are due (default: all, as fast as politeness allows); 0 keeps the page budget for the
-    /// best-ranked hosts, waiting for their politeness delays: more labeled chunks per page
-    /// when --max-pages ends the crawl, far slower.
+    /// are due (as fast as politeness allows; the slots kept free hold the wait of the best
+    /// hosts' requests short); 0 keeps the page budget for the best-ranked hosts, waiting for
+    /// their politeness delays: more labeled chunks per page when --max-pages ends the
+    /// crawl, far slower.
     #[arg(long, default_value_t = crawler::crawl::FOCUS_SPARE)]
     pub focus_spare: f64,
     /// Whose sitemaps to read (robots.txt `Sitemap:` lines, else /sitemap.xml; sitemap indexes
