@@ -116,8 +116,8 @@ pub struct CrawlConfig {
     /// Ranks hosts (a focused crawl's per-host learning); None: best priority first, every
     /// queued host eligible ([`HostRanker`]).
     pub ranker: Option<Arc<dyn HostRanker>>,
-    /// With a ranker: how many of the best-ranked hosts may be fetched from; the others
-    /// wait until they rank among them.
+    /// With a ranker: how many of the best-ranked hosts make the focus set, served first;
+    /// the others get only the request slots it leaves free ([`CrawlConfig::focus_spare`]).
     pub focus_hosts: usize,
     /// With a ranker: beyond the best [`FOCUS_MIN_HOSTS`] hosts, only hosts ranked at least
     /// this share of the best host's rank are fetched from (the page budget goes to the

@@ -84,8 +84,8 @@ pub struct CrawlArgs {
     /// without --labelset.
     #[arg(long, value_enum, default_value = "labeled")]
     pub focus: Focus,
-    /// `--focus labeled`: fetch from at most this many of the best-ranked hosts at a time
-    /// (each still polite); the others wait until they rank among them.
+    /// `--focus labeled`: the best-ranked hosts served first, at most this many (each still
+    /// polite); the others get only the request slots these leave free (--focus-spare).
     #[arg(long, default_value_t = 64)]
     pub focus_hosts: usize,
     /// `--focus labeled`: beyond the best --focus-min-hosts hosts, fetch only from hosts ranked at least
