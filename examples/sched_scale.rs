@@ -192,6 +192,7 @@ fn after(hosts: usize, pages: u64, ranker: Option<&FocusState>) -> Run {
         focus_hosts: FOCUS_HOSTS,
         min_hosts: crawler::crawl::FOCUS_MIN_HOSTS,
         rank_span: 0.0,
+        spare: 0,
     });
     let (mut started, mut now, mut last_step) = (0u64, t0, t0);
     while started < pages && !(q.queued() == 0 && in_flight.is_empty()) {

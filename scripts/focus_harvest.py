@@ -7,6 +7,8 @@ on loopback, and the politeness of each crawl from nginx's own access log.
     python3 scripts/focus_harvest.py --web /tmp/focusweb --work /tmp/focuswork \\
         [--ditto target/release/ditto] [--min-delay-ms 100] [--svg docs/focus-harvest.svg]
         [--run NAME FOCUS FLAGS ...]   # e.g. --run nosm labeled "--sitemaps off"
+        [--binary NAME PATH ...]       # run NAME with another build (builds alternate in one run)
+        [--truth-match passage|exact]  # what the truth counts (`ditto scan --match`)
 
 Steps: build the label set from ../shared/data/wikipedia/articles; scan the whole web's
 files once (`ditto scan --url-prefix http://`) for every page's labeled chunks (ditto's own
@@ -18,6 +20,9 @@ crawl. Prints a Markdown table, writes the SVG plot, and a JSON summary to WORK/
 Sitemap requests (`.xml`, `.xml.gz`: a web from `focus_web.py --sitemaps`) are requests, not
 pages: left out of the page counts, counted apart (`sitemap_requests`). `--run` (repeatable)
 crawls named variants instead of `--focus`: NAME, the focus, and more `ditto crawl` flags.
+Besides the pages until half of the copying hosts were found, the pages until half of the
+hosts with labeled chunks by the truth were: with passages (issue 36, the default truth) the
+decoy hosts' reworded articles are labeled too (48 hosts, not 24).
 
 Politeness, from each access log: per host, requests sorted by `$msec` (the time nginx
 logs a request, at its end); a violation is two consecutive requests to one host logged
@@ -88,12 +93,13 @@ def stop_nginx(work, pid):
         time.sleep(0.05)
 
 
-def truth(ditto, work, web, dls):
-    """Labeled chunks of every page of the web, by URL as a crawler fetches it."""
-    db = work / "truth.db"
+def truth(ditto, work, web, dls, match="passage"):
+    """Labeled chunks of every page of the web, by URL as a crawler fetches it, as `ditto scan
+    --match MATCH` finds them (passage: the default since issue 36; exact: whole paragraphs)."""
+    db = work / ("truth.db" if match == "passage" else f"truth-{match}.db")
     if not db.exists():
         run([ditto, "scan", "--store", db, "--labelset", dls, "--url-prefix", "http://", "--progress", "none",
-             web / "hosts"])
+             "--match", match, web / "hosts"])
     out = subprocess.run([str(ditto), "report", "--store", str(db), "--level", "page", "--threshold", "0",
                           "--format", "jsonl"], check=True, capture_output=True, text=True).stdout
     t = {}
@@ -153,6 +159,7 @@ def curve(rows, t):
 
 
 def pages_until_half(hosts_seq, copying):
+    """Pages fetched until a page with labeled chunks came from half of the hosts `copying`."""
     need = (len(copying) + 1) // 2
     found = set()
     for i, (h, n) in enumerate(hosts_seq, 1):
@@ -207,8 +214,21 @@ def svg(curves, web_pages, avg, path):
     Path(path).write_text("\n".join(parts) + "\n")
 
 
-def crawl(args, work, web, dls, name, focus, flags, log):
-    """One crawl of the web behind a fresh nginx; returns its wall time in seconds."""
+def crawl_help(binary, _cache={}):
+    """`BINARY crawl --help`, to pass only the flags a build knows (builds compared)."""
+    if binary not in _cache:
+        _cache[binary] = subprocess.run([str(binary), "crawl", "--help"], capture_output=True, text=True).stdout
+    return _cache[binary]
+
+
+def binary_for(args, name):
+    """The binary of the run `name` (`--binary NAME PATH`), else `--ditto`."""
+    return dict((n, Path(p)) for n, p in (args.binary or [])).get(name, args.ditto)
+
+
+def crawl(args, work, web, dls, name, focus, flags, log, limit_s=None):
+    """One crawl of the web behind a fresh nginx; returns its wall time in seconds. With
+    `limit_s`, the crawl is interrupted (SIGINT, as Ctrl-C) after that many seconds."""
     if log.exists():
         log.unlink()
     db = work / f"{name}.db"
@@ -217,15 +237,26 @@ def crawl(args, work, web, dls, name, focus, flags, log):
     pid = start_nginx(work, web, args.port, log)
     try:
         t0 = time.time()
-        cmd = [args.ditto, "crawl", "--store", db, "--labelset", dls, "--seeds", web / "seeds.txt",
+        cmd = [binary_for(args, name), "crawl", "--store", db, "--labelset", dls, "--seeds", web / "seeds.txt",
                "--scope", "any", "--resolve", f"*.focus.test=127.0.0.1:{args.port}", "--user-agent", UA,
                "--min-delay-ms", args.min_delay_ms, "--focus", focus, "--progress", "none",
-               # One nginx on one loopback address stands in for every host's server: no
-               # per-address bound (issue 37; scripts/bench_per_ip_nginx.sh measures it).
-               "--per-ip-in-flight", "0", "--per-ip-min-delay-ms", "0",
                "--threads", args.threads, "--stats-json", work / f"{name}.json"]
+        # One nginx on one loopback address stands in for every host's server: no per-address
+        # bound (issue 37; scripts/bench_per_ip_nginx.sh measures it). Builds from before it
+        # have none to turn off.
+        if "--per-ip-in-flight" in crawl_help(cmd[0]):
+            cmd += ["--per-ip-in-flight", "0", "--per-ip-min-delay-ms", "0"]
         cmd += flags.split()
-        run(cmd)
+        if limit_s is None:
+            run(cmd)
+        else:
+            print("+", " ".join(str(c) for c in cmd), f"(stopped after {limit_s} s)", file=sys.stderr, flush=True)
+            p = subprocess.Popen([str(c) for c in cmd])
+            try:
+                p.wait(timeout=limit_s)
+            except subprocess.TimeoutExpired:
+                p.send_signal(signal.SIGINT)
+                p.wait(timeout=180)
         return round(time.time() - t0, 1)
     finally:
         stop_nginx(work, pid)
@@ -244,6 +275,10 @@ def main():
     ap.add_argument("--extra", default="", help="more `ditto crawl` flags for the labeled crawl")
     ap.add_argument("--run", nargs=3, action="append", metavar=("NAME", "FOCUS", "FLAGS"),
                     help="a named crawl: its focus and more `ditto crawl` flags (repeatable; replaces --focus)")
+    ap.add_argument("--binary", nargs=2, action="append", metavar=("NAME", "PATH"),
+                    help="the ditto binary of run NAME (repeatable; others: --ditto), to compare builds in one run")
+    ap.add_argument("--truth-match", default="passage", choices=["passage", "exact"],
+                    help="what the truth counts: `ditto scan --match` (passage: edited copies too)")
     ap.add_argument("--svg", type=Path)
     ap.add_argument("--analyze-only", action="store_true",
                     help="no crawls: read the access logs and stats of an earlier run in --work")
@@ -256,12 +291,15 @@ def main():
     if not dls.exists():
         run([args.ditto, "labelset", "build", "--name", "wikipedia", "--min-chars", "100", "-o", dls,
              args.data / "wikipedia" / "articles"], capture_output=True)
-    t = truth(args.ditto, work, web, dls)
+    t = truth(args.ditto, work, web, dls, args.truth_match)
     kinds = {}
     for line in open(web / "hosts.tsv"):
         host, kind, n = line.split("\t")
         kinds[host] = kind
     copying = {h for h, k in kinds.items() if k == "copy"}
+    # Hosts with labeled chunks by the truth: with passages (issue 36) the decoys' reworded
+    # articles are edited copies, labeled too.
+    labeled_hosts = {u.split("/")[2] for u, n in t.items() if n > 0}
     web_pages = sum(int(l.split("\t")[2]) for l in open(web / "hosts.tsv"))
     web_chunks = sum(t.values())
     avg = web_chunks / web_pages
@@ -282,13 +320,14 @@ def main():
             "cum": cum,
             "seconds": secs if secs is not None else round(stats["crawl"]["seconds"], 1),
             "half_copying_hosts_at": pages_until_half(hosts_seq, copying),
+            "half_labeled_hosts_at": pages_until_half(hosts_seq, labeled_hosts),
             "politeness": politeness(rows, args.min_delay_ms),
             "store_pages": stats["crawl"]["pages"],
         }
     budgets = sorted({max(1, round(web_pages * f)) for f in (0.01, 0.02, 0.05, 0.1, 0.125, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0)})
     order = list(results)
-    print(f"\nweb: {len(kinds)} hosts ({len(copying)} copying), {web_pages} pages, {web_chunks} labeled chunks "
-          f"({avg:.2f} per page)\n")
+    print(f"\nweb: {len(kinds)} hosts ({len(copying)} copying; {len(labeled_hosts)} with labeled chunks, "
+          f"truth --match {args.truth_match}), {web_pages} pages, {web_chunks} labeled chunks ({avg:.2f} per page)\n")
     print("| pages fetched | " + " | ".join(f"`{f}`: labeled chunks" for f in order) +
           (" | labeled / bfs" if {"labeled", "bfs"} <= set(order) else "") + " |")
     print("| ---: | " + " | ".join("---:" for _ in order) + (" | ---:" if {"labeled", "bfs"} <= set(order) else "") + " |")
@@ -301,8 +340,9 @@ def main():
             ratio = " | " + (f"{lb / bb:.1f}x" if bb else ("-" if lb == 0 else "inf (bfs 0)"))
         print(f"| {b:,} ({100 * b / web_pages:.0f} %) | " + " | ".join(f"{v:,}" for v in vals) + ratio + " |")
         table.append([b] + vals)
-    summary = {"web": {"hosts": len(kinds), "copying_hosts": len(copying), "pages": web_pages,
-                       "labeled_chunks": web_chunks}, "budgets": table}
+    summary = {"web": {"hosts": len(kinds), "copying_hosts": len(copying), "labeled_hosts": len(labeled_hosts),
+                       "truth_match": args.truth_match, "pages": web_pages, "labeled_chunks": web_chunks},
+               "budgets": table}
     if {"labeled", "bfs"} <= set(order):
         L, B = results["labeled"]["cum"], results["bfs"]["cum"]
         n = max(len(L), len(B))
@@ -315,7 +355,8 @@ def main():
         r = results[f]
         print(f"{f} (--focus {r['focus']} {r['flags']}): {len(r['cum'])} pages fetched "
               f"(+ {r['sitemap_requests']} sitemap requests) in {r['seconds']} s; half of the copying hosts found after "
-              f"{r['half_copying_hosts_at']} pages; politeness from nginx's log: {r['politeness']}")
+              f"{r['half_copying_hosts_at']} pages (of the hosts with labeled chunks: {r['half_labeled_hosts_at']}); "
+              f"politeness from nginx's log: {r['politeness']}")
         summary[f] = {k: v for k, v in r.items() if k != "cum"}
     (work / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     if args.svg:

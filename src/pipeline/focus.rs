@@ -27,8 +27,9 @@
 //!    adapts, like a Bayesian bandit's posterior), and pages without long text (menus,
 //!    indexes) cost a host nothing, which is what lets tunnelling work; a host entered through
 //!    such pages is followed a few pages before hosts not entered yet ([`TUNNEL_PAGES`]).
-//!    Only the best
-//!    `--focus-hosts` hosts are fetched from at a time (`crawler::crawl::HostRanker`);
+//!    The best
+//!    `--focus-hosts` hosts are fetched from first (`crawler::crawl::HostRanker`), the
+//!    request slots they leave free go to the next-best hosts (`--focus-spare`);
 //!    politeness is the crawler's, unchanged. A host whose rank reaches [`SITEMAP_RANK`] from
 //!    what its pages showed is named, once, for the crawler to read its sitemaps
 //!    (`--sitemaps auto`): its other pages are queued whatever their link depth.

@@ -73,7 +73,7 @@ pub(super) async fn fetch_robots(
                 if let Some(r) = rec {
                     r.record(&url, fetch_time, &resp);
                 }
-                let outcome = outcome_of(&resp);
+                let outcome = outcome_of(&resp, SystemTime::now());
                 if (300..400).contains(&resp.status) {
                     if let Some(next) =
                         resp.header("location").and_then(|l| Url::parse(&url).ok()?.join(l).ok())
@@ -129,11 +129,14 @@ pub(super) async fn fetch_robots(
     }
 }
 
-/// What a response means for the host's politeness state.
-pub(super) fn outcome_of(resp: &FetchResponse) -> Outcome {
+/// What a response received at `received` (wall clock) means for the host's politeness
+/// state. A Retry-After date counts from `received`, the instant the backoff is applied
+/// from: taken when the response is handled, a busy scheduler's delay would be subtracted
+/// from the wait, and the retry could arrive before the date.
+pub(super) fn outcome_of(resp: &FetchResponse, received: SystemTime) -> Outcome {
     match resp.status {
         429 | 503 => Outcome::Throttled {
-            retry_after: resp.header("retry-after").and_then(|v| parse_retry_after(v, SystemTime::now())),
+            retry_after: resp.header("retry-after").and_then(|v| parse_retry_after(v, received)),
         },
         500..=599 => Outcome::Failed,
         _ => Outcome::Ok { elapsed: resp.elapsed },

@@ -2,7 +2,7 @@
 //! frontier (URL finished, requeued, or redirected), the WARC recorder and the page sink.
 
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use detector::{Page, PageOrigin};
 use store::FrontierEntry;
@@ -319,7 +319,10 @@ impl Scheduler {
     /// The host's next delay from the response: backoff on 429/503 (Retry-After or
     /// exponential), parking after repeated failures.
     fn apply_response_politeness(&mut self, host: &str, resp: &FetchResponse, now: Instant) {
-        let outcome = outcome_of(resp);
+        // The wall clock at `now` (when the fetch finished), not at this call.
+        let since = Instant::now().saturating_duration_since(now);
+        let received = SystemTime::now().checked_sub(since).unwrap_or_else(SystemTime::now);
+        let outcome = outcome_of(resp, received);
         let st = host_state(&mut self.hosts, host, now);
         if st.on_finish(now, outcome, &self.cfg.polite).is_none() {
             return;

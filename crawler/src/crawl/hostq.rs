@@ -19,6 +19,7 @@
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
+use std::ops::Bound;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -126,12 +127,16 @@ struct Slot {
     live: bool,
 }
 
-/// A host picked for a pass: its id, rank and position among the ranked hosts (0 = best).
+/// A host picked for a pass: its id, rank and position among the ranked hosts (0 = best;
+/// for a spare pick, its place among the ready hosts beyond the focus set, counted on from
+/// the set's end).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Picked {
     pub id: HostId,
     pub rank: f64,
     pub position: usize,
+    /// Picked with spare capacity: beyond the focus set ([`FocusRule::spare`]).
+    pub spare: bool,
 }
 
 /// How a pass picks hosts ([`HostQueue::pick`]).
@@ -139,9 +144,10 @@ pub struct Picked {
 pub struct PickRule {
     /// Most hosts picked (the free request slots).
     pub room: usize,
-    /// With a ranker: only the best `focus_hosts` ranked hosts, and beyond the best
-    /// `min_hosts` only those ranked at least `rank_span` × the best; a host among them that
-    /// must wait keeps its place. None: every ready host, best first.
+    /// With a ranker: first the best `focus_hosts` ranked hosts, and beyond the best
+    /// `min_hosts` only those ranked at least `rank_span` × the best (the focus set); a host
+    /// among them that must wait keeps its place and a slot. Then up to `spare` ready hosts
+    /// beyond the set. None: every ready host, best first.
     pub focus: Option<FocusRule>,
 }
 
@@ -151,6 +157,10 @@ pub struct FocusRule {
     pub focus_hosts: usize,
     pub min_hosts: usize,
     pub rank_span: f64,
+    /// Most ready hosts beyond the focus set picked in this pass (spare capacity), in rank
+    /// order, within the room left once every host of the set that waits has a slot kept for
+    /// it (0: the set alone, the focused crawl before issue 37 item 2).
+    pub spare: usize,
 }
 
 /// The queue of hosts (see the module notes).
@@ -545,8 +555,9 @@ impl HostQueue {
     }
 
     /// The hosts a pass should try to start, best first (see [`PickRule`]): with a focus
-    /// rule, those of the best ranked hosts that are ready; without, the best `room` ready
-    /// hosts. Costs O(hosts looked at × log hosts), never a walk over all hosts.
+    /// rule, those of the best ranked hosts that are ready, then (spare capacity) the best
+    /// ready hosts beyond them; without, the best `room` ready hosts. Costs O(hosts looked
+    /// at × log hosts), never a walk over all hosts.
     pub fn pick(&self, rule: PickRule) -> Vec<Picked> {
         let mut out = Vec::new();
         if rule.room == 0 {
@@ -555,19 +566,35 @@ impl HostQueue {
         match rule.focus {
             None => {
                 for k in self.ready.iter().take(rule.room) {
-                    out.push(Picked { id: k.id, rank: k.rank.0 .0, position: out.len() });
+                    out.push(Picked { id: k.id, rank: k.rank.0 .0, position: out.len(), spare: false });
                 }
             }
             Some(f) => {
                 let best = self.by_rank.first().map_or(0.0, |k| k.rank.0 .0);
+                let mut last = None;
+                let mut walked = 0;
                 for (position, k) in self.by_rank.iter().enumerate() {
                     let rank = k.rank.0 .0;
                     let beyond_span = position >= f.min_hosts && rank < best * f.rank_span;
                     if position >= f.focus_hosts.max(1) || beyond_span || out.len() >= rule.room {
                         break;
                     }
+                    (last, walked) = (Some(k), position + 1);
                     if self.slots[k.id as usize].in_ready {
-                        out.push(Picked { id: k.id, rank, position });
+                        out.push(Picked { id: k.id, rank, position, spare: false });
+                    }
+                }
+                // Spare capacity: the slots left once each host of the focus set that waits
+                // has one kept for it go to the best ready hosts beyond the set, in rank order.
+                let kept = walked - out.len();
+                let spare = rule.room.saturating_sub(out.len() + kept).min(f.spare);
+                if spare > 0 {
+                    let beyond = match last {
+                        Some(k) => self.ready.range((Bound::Excluded(k.clone()), Bound::Unbounded)),
+                        None => self.ready.range::<Key, _>(..),
+                    };
+                    for (i, k) in beyond.take(spare).enumerate() {
+                        out.push(Picked { id: k.id, rank: k.rank.0 .0, position: walked + i, spare: true });
                     }
                 }
             }
@@ -765,7 +792,7 @@ mod tests {
         }
         let rule = |focus_hosts, min_hosts| PickRule {
             room: 10,
-            focus: Some(FocusRule { focus_hosts, min_hosts, rank_span: 0.1 }),
+            focus: Some(FocusRule { focus_hosts, min_hosts, rank_span: 0.1, spare: 0 }),
         };
         // Beyond the best 2, only ranks ≥ 0.1 × 1.0.
         assert_eq!(names(&q, &q.pick(rule(64, 2))), ["h0", "h1", "h2"]);
@@ -775,5 +802,38 @@ mod tests {
         let p = q.pick(rule(3, 2));
         assert_eq!(names(&q, &p), ["h1", "h2"]);
         assert_eq!(p.iter().map(|p| p.position).collect::<Vec<_>>(), [1, 2]);
+    }
+
+    #[test]
+    fn spare_capacity_goes_to_the_best_ready_hosts_beyond_the_focus_set() {
+        let t0 = Instant::now();
+        let mut q = HostQueue::new();
+        let ids: Vec<HostId> = (0..6).map(|i| q.intern(&format!("h{i}"), t0)).collect();
+        for (i, &id) in ids.iter().enumerate() {
+            let rank = [1.0, 0.5, 0.2, 0.05, 0.04, 0.03][i];
+            q.set_best(id, Some(1), rank, t0);
+        }
+        let rule = |room, spare| PickRule {
+            room,
+            focus: Some(FocusRule { focus_hosts: 64, min_hosts: 2, rank_span: 0.1, spare }),
+        };
+        // The focus set is h0, h1, h2; beyond it, h3, h4, h5 in rank order.
+        assert_eq!(names(&q, &q.pick(rule(10, 0))), ["h0", "h1", "h2"]);
+        let p = q.pick(rule(10, 9));
+        assert_eq!(names(&q, &p), ["h0", "h1", "h2", "h3", "h4", "h5"]);
+        assert_eq!(p.iter().map(|p| p.spare).collect::<Vec<_>>(), [false, false, false, true, true, true]);
+        assert_eq!(p.iter().map(|p| p.position).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(names(&q, &q.pick(rule(10, 2))), ["h0", "h1", "h2", "h3", "h4"], "at most `spare`");
+        assert_eq!(names(&q, &q.pick(rule(4, 9))), ["h0", "h1", "h2", "h3"], "within the room");
+        // h0 waits for its delay: it keeps a slot, so a room of 4 leaves one spare pick.
+        q.set_status(ids[0], HostStatus::DueAt(ms(t0, 10)), t0);
+        assert_eq!(names(&q, &q.pick(rule(4, 9))), ["h1", "h2", "h3"]);
+        // h4 waits too: the next ready host beyond the set takes its turn.
+        q.set_status(ids[4], HostStatus::Busy, t0);
+        assert_eq!(names(&q, &q.pick(rule(10, 9))), ["h1", "h2", "h3", "h5"]);
+        // Every host of the set waits: the spare slots still go to the others.
+        q.set_status(ids[1], HostStatus::Busy, t0);
+        q.set_status(ids[2], HostStatus::Busy, t0);
+        assert_eq!(names(&q, &q.pick(rule(10, 9))), ["h3", "h5"]);
     }
 }

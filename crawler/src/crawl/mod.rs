@@ -116,8 +116,8 @@ pub struct CrawlConfig {
     /// Ranks hosts (a focused crawl's per-host learning); None: best priority first, every
     /// queued host eligible ([`HostRanker`]).
     pub ranker: Option<Arc<dyn HostRanker>>,
-    /// With a ranker: how many of the best-ranked hosts may be fetched from; the others
-    /// wait until they rank among them.
+    /// With a ranker: how many of the best-ranked hosts make the focus set, served first;
+    /// the others get only the request slots it leaves free ([`CrawlConfig::focus_spare`]).
     pub focus_hosts: usize,
     /// With a ranker: beyond the best [`FOCUS_MIN_HOSTS`] hosts, only hosts ranked at least
     /// this share of the best host's rank are fetched from (the page budget goes to the
@@ -127,6 +127,11 @@ pub struct CrawlConfig {
     /// (see [`CrawlConfig::focus_rank_span`]): the crawl keeps exploring while it fetches the
     /// hosts that promise most ([`FOCUS_MIN_HOSTS`] by default).
     pub focus_min_hosts: usize,
+    /// With a ranker: the share of [`CrawlConfig::max_in_flight`] that hosts beyond the focus
+    /// set (the hosts `focus_hosts`, `focus_min_hosts` and `focus_rank_span` name) may use
+    /// when the set leaves request slots free, best ranked first ([`FOCUS_SPARE`] by default;
+    /// 0: the set alone, the focused crawl before issue 37 item 2).
+    pub focus_spare: f64,
     /// One line per failed or dropped URL, with the reason (`--failure-log`); None = counts
     /// only.
     pub failure_log: Option<FailureLog>,
@@ -169,6 +174,16 @@ impl Default for SitemapPolicy {
 /// scheduler before issue 37 with 8: 180–284 (0.5–0.7 s).
 pub const FOCUS_MIN_HOSTS: usize = 4;
 
+/// With a ranker, the share of `--max-in-flight` open to hosts beyond the focus set by
+/// default ([`CrawlConfig::focus_spare`]): a focused crawl does not idle while hosts are due,
+/// and the slots it keeps free hold the wait of the best hosts' requests short. On the
+/// 535-host test web (20 ms delay) the whole web took 2.25–2.5 s with 0.1, 2.5–2.75 s with 1
+/// (`--focus bfs`: 2.0–2.75 s), and 0.1 had 626–1,039 labeled chunks after 0.5 s where 1 had
+/// 14–29 (docs/benchmarks/issue-37.md, session 3). Any share above 0 trades labeled chunks
+/// per page for time: with 0 a crawl whose page budget binds keeps its pages for the best
+/// hosts, waiting for their politeness delays.
+pub const FOCUS_SPARE: f64 = 0.1;
+
 impl Default for CrawlConfig {
     fn default() -> Self {
         CrawlConfig {
@@ -187,6 +202,7 @@ impl Default for CrawlConfig {
             focus_hosts: 64,
             focus_rank_span: 0.1,
             focus_min_hosts: FOCUS_MIN_HOSTS,
+            focus_spare: FOCUS_SPARE,
             failure_log: None,
             max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
             retire: RetireConfig::default(),

@@ -2,17 +2,21 @@
 //!
 //! The crawler knows nothing of detection: links come with priorities, and a caller that
 //! learns something per host (a focused crawl: which hosts carry labeled content) ranks hosts
-//! through this trait. With a ranker, only the best [`CrawlConfig::focus_hosts`] hosts that
-//! can fetch at all are eligible, and beyond the best [`CrawlConfig::focus_min_hosts`] only those
-//! ranked at least [`CrawlConfig::focus_rank_span`] × the best rank; a host among them that must still wait for its politeness
-//! delay keeps its place (a worse host is not fetched instead), so the page budget goes to
-//! the best hosts, while politeness (delays, one request per host, robots.txt, backoff) is
-//! exactly as without one. Without a ranker every queued host is eligible, best priority
-//! first, as before.
+//! through this trait. With a ranker, the focus set comes first: the best
+//! [`CrawlConfig::focus_hosts`] hosts that can fetch at all, and beyond the best
+//! [`CrawlConfig::focus_min_hosts`] only those ranked at least
+//! [`CrawlConfig::focus_rank_span`] × the best rank; a host of the set that must still wait
+//! for its politeness delay keeps its place and a request slot. The slots the set leaves free
+//! go to the best ready hosts beyond it, in rank order, up to [`CrawlConfig::focus_spare`] ×
+//! `max_in_flight` (work-conserving: the crawl does not idle while hosts are due; with 0 the
+//! set alone is fetched from and the page budget goes to its hosts). Politeness (delays, one
+//! request per host, robots.txt, backoff) is exactly as without a ranker. Without a ranker
+//! every queued host is eligible, best priority first, as before.
 //!
 //! [`CrawlConfig::focus_hosts`]: super::CrawlConfig::focus_hosts
 //! [`CrawlConfig::focus_rank_span`]: super::CrawlConfig::focus_rank_span
 //! [`CrawlConfig::focus_min_hosts`]: super::CrawlConfig::focus_min_hosts
+//! [`CrawlConfig::focus_spare`]: super::CrawlConfig::focus_spare
 
 use store::FrontierEntry;
 

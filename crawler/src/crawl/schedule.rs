@@ -100,6 +100,9 @@ pub(super) struct Scheduler {
     last_taken: HashMap<String, (u32, u32)>,
     done_tx: UnboundedSender<Done>,
     pub(super) in_flight: usize,
+    /// Requests in flight picked with spare capacity (beyond the focus set), and by host.
+    spare_in_flight: usize,
+    spare_by_host: HashMap<String, u32>,
     pages_started: u64,
     /// The hosts with queued URLs, ranked, and which of them may start a request now: kept
     /// up to date host by host (told by the store which hosts got new URLs, by the ranker
@@ -164,6 +167,8 @@ impl Scheduler {
             last_taken: HashMap::new(),
             done_tx,
             in_flight: 0,
+            spare_in_flight: 0,
+            spare_by_host: HashMap::new(),
             pages_started: 0,
             queue: HostQueue::new(),
             idle_hosts: VecDeque::new(),
@@ -238,6 +243,13 @@ impl Scheduler {
     fn finish(&mut self, done: Done) -> Result<(), CrawlError> {
         self.in_flight -= 1;
         let host = done.host.clone();
+        if let Some(n) = self.spare_by_host.get_mut(&host) {
+            *n -= 1;
+            self.spare_in_flight = self.spare_in_flight.saturating_sub(1);
+            if *n == 0 {
+                self.spare_by_host.remove(&host);
+            }
+        }
         let now = done.finished;
         let result = self.finish_fetch(done);
         if self.hosts.get(&host).is_none_or(|st| st.in_flight == 0) {
@@ -424,17 +436,26 @@ impl Scheduler {
         // Address lookups in flight take slots too: at most --max-in-flight at once.
         let busy = |s: &Self| s.in_flight + s.servers.resolving.len();
         let room = self.cfg.max_in_flight.saturating_sub(busy(self));
+        // Spare capacity (beyond the focus set): up to a share of --max-in-flight at once.
+        let share = if self.cfg.focus_spare.is_finite() { self.cfg.focus_spare.clamp(0.0, 1.0) } else { 0.0 };
+        let spare_cap = (share * self.cfg.max_in_flight as f64) as usize;
         let focus = self.cfg.ranker.as_ref().map(|_| FocusRule {
             focus_hosts: self.cfg.focus_hosts,
             min_hosts: self.cfg.focus_min_hosts,
             rank_span: self.cfg.focus_rank_span,
+            spare: spare_cap.saturating_sub(self.spare_in_flight),
         });
         for picked in self.queue.pick(PickRule { room, focus }) {
             if busy(self) >= self.cfg.max_in_flight || self.pages_started >= self.cfg.max_pages {
                 break;
             }
             let host = self.queue.name(picked.id).to_string();
+            let before = self.in_flight;
             self.start_host(&host, now, &mut pass, picked).await?;
+            if picked.spare && self.in_flight > before {
+                self.spare_in_flight += 1;
+                *self.spare_by_host.entry(host).or_default() += 1;
+            }
         }
         Ok(pass)
     }

@@ -84,8 +84,8 @@ pub struct CrawlArgs {
     /// without --labelset.
     #[arg(long, value_enum, default_value = "labeled")]
     pub focus: Focus,
-    /// `--focus labeled`: fetch from at most this many of the best-ranked hosts at a time
-    /// (each still polite); the others wait until they rank among them.
+    /// `--focus labeled`: the best-ranked hosts served first, at most this many (each still
+    /// polite); the others get only the request slots these leave free (--focus-spare).
     #[arg(long, default_value_t = 64)]
     pub focus_hosts: usize,
     /// `--focus labeled`: beyond the best --focus-min-hosts hosts, fetch only from hosts ranked at least
@@ -98,6 +98,15 @@ pub struct CrawlArgs {
     /// spends more of the page budget on hosts that promise less.
     #[arg(long, default_value_t = crawler::crawl::FOCUS_MIN_HOSTS)]
     pub focus_min_hosts: usize,
+    /// `--focus labeled`: when the best-ranked hosts (--focus-hosts, --focus-min-hosts,
+    /// --focus-rank-span) leave request slots free, up to this share of --max-in-flight (0
+    /// to 1) goes to the next-best hosts, best first, so the crawl does not idle while hosts
+    /// are due (as fast as politeness allows; the slots kept free hold the wait of the best
+    /// hosts' requests short); 0 keeps the page budget for the best-ranked hosts, waiting for
+    /// their politeness delays: more labeled chunks per page when --max-pages ends the
+    /// crawl, far slower.
+    #[arg(long, default_value_t = crawler::crawl::FOCUS_SPARE)]
+    pub focus_spare: f64,
     /// Whose sitemaps to read (robots.txt `Sitemap:` lines, else /sitemap.xml; sitemap indexes
     /// and gzipped sitemaps too, at most 50,000 URLs and 50 MB per file): `auto` = the hosts a
     /// focused crawl finds copying (`--focus labeled`; none with `--focus bfs`), `seeds` = the
@@ -421,6 +430,7 @@ impl CrawlArgs {
                 global_rate: self.rate,
                 max_in_flight: self.max_in_flight.max(1),
                 focus_min_hosts: self.focus_min_hosts,
+                focus_spare: self.focus_spare,
                 max_links_per_page: self.max_links_per_page.max(1),
                 servers: crawler::crawl::ServerConfig {
                     key: self.politeness_key.into(),
