@@ -62,10 +62,10 @@ pub struct FocusOptions {
     pub titles: Vec<String>,
     /// Where to append the explanation of each queued link and page fetch.
     pub log: Option<PathBuf>,
-    /// How many of the best-ranked hosts are fetched from at a time.
+    /// How many of the best-ranked hosts are served first (the focus set).
     pub hosts: usize,
-    /// Beyond the best 8 hosts, only hosts ranked at least this share of the best are
-    /// fetched from (`crawler::crawl::CrawlConfig::focus_rank_span`).
+    /// Beyond the best `--focus-min-hosts` hosts, only hosts ranked at least this share of the
+    /// best are in the focus set (`crawler::crawl::CrawlConfig::focus_rank_span`).
     pub rank_span: f64,
 }
 
