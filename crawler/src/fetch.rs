@@ -166,6 +166,9 @@ pub struct FetchConfig {
     /// process's soft descriptor limit less the descriptors open when the fetcher is built
     /// and a reserve.
     pub max_sockets: Option<usize>,
+    /// Most idle pooled connections ([`crate::fetch_sockets::DEFAULT_MAX_IDLE`]): beyond
+    /// them the idle connections are dropped.
+    pub max_idle: usize,
 }
 
 impl Default for FetchConfig {
@@ -182,6 +185,7 @@ impl Default for FetchConfig {
             pool_idle_timeout: crate::connections::POOL_IDLE_TIMEOUT,
             validators: Arc::new(HashMap::new()),
             max_sockets: None,
+            max_idle: crate::fetch_sockets::DEFAULT_MAX_IDLE,
         }
     }
 }
@@ -269,7 +273,7 @@ impl Fetcher {
             .map_err(|_| CrawlError::MissingUserAgent)?;
         let limit = cfg.max_sockets.unwrap_or_else(socket_budget_from_limit);
         let c = cfg.clone();
-        let pool = Pool::new(limit, cfg.pool_idle_timeout, Box::new(move || build_client(&c)))
+        let pool = Pool::new(limit, cfg.max_idle, cfg.pool_idle_timeout, Box::new(move || build_client(&c)))
             .map_err(CrawlError::HttpClient)?;
         Ok(Fetcher { pool: Arc::new(pool), cfg, user_agent, stale_retries: Default::default() })
     }
