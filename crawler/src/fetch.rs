@@ -16,6 +16,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use crate::connections::is_stale_connection;
 use crate::dns::{lookup_guarded, DnsCache};
 use crate::error::{CrawlError, ResolveProblem};
+use crate::fetch_sockets::{pool_key, socket_budget_from_limit, Pool};
 use crate::headers_first::{refuse_after_headers, BodyRefused};
 
 /// `--resolve HOST=ADDR:PORT` mappings; HOST may be `*.suffix`.
@@ -160,6 +161,14 @@ pub struct FetchConfig {
     pub pool_idle_timeout: Duration,
     /// URLs fetched with conditional requests ([`Validators`]); empty: none.
     pub validators: Arc<HashMap<String, Validators>>,
+    /// Most sockets held at once: requests in flight, address lookups and idle pooled
+    /// connections ([`crate::fetch_sockets`]); at the bound a request waits. None: the
+    /// process's soft descriptor limit less the descriptors open when the fetcher is built
+    /// and a reserve.
+    pub max_sockets: Option<usize>,
+    /// Most idle pooled connections ([`crate::fetch_sockets::DEFAULT_MAX_IDLE`]): beyond
+    /// them the idle connections are dropped.
+    pub max_idle: usize,
 }
 
 impl Default for FetchConfig {
@@ -175,6 +184,8 @@ impl Default for FetchConfig {
             dns: Arc::new(DnsCache::default()),
             pool_idle_timeout: crate::connections::POOL_IDLE_TIMEOUT,
             validators: Arc::new(HashMap::new()),
+            max_sockets: None,
+            max_idle: crate::fetch_sockets::DEFAULT_MAX_IDLE,
         }
     }
 }
@@ -245,7 +256,8 @@ const ACCEPT_ENCODING: &str = "gzip, deflate, br";
 /// An HTTP client configured for polite, safe crawling.
 #[derive(Clone)]
 pub struct Fetcher {
-    client: reqwest::Client,
+    /// The HTTP client and the budget of sockets ([`crate::fetch_sockets`]).
+    pool: Arc<Pool>,
     cfg: FetchConfig,
     /// Fetches sent again after a stale pooled connection ([`crate::connections`]).
     stale_retries: Arc<std::sync::atomic::AtomicU64>,
@@ -259,29 +271,11 @@ impl Fetcher {
         }
         let user_agent = reqwest::header::HeaderValue::from_str(&cfg.user_agent)
             .map_err(|_| CrawlError::MissingUserAgent)?;
-        // Every header is set per request (`request_headers`), in the order written, so the
-        // request record is the request as sent; the client adds none (no default
-        // User-Agent, no Accept-Encoding of its own: it decompresses nothing).
-        let client = reqwest::Client::builder()
-            .no_gzip()
-            .no_brotli()
-            .no_deflate()
-            .no_zstd()
-            .http1_title_case_headers()
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(cfg.connect_timeout)
-            .read_timeout(cfg.read_timeout)
-            .no_proxy()
-            .dns_resolver(Arc::new(GuardedResolver {
-                map: cfg.resolve.clone(),
-                dns: cfg.dns.clone(),
-                allow_private: cfg.allow_private,
-            }))
-            .pool_max_idle_per_host(1)
-            .pool_idle_timeout(cfg.pool_idle_timeout)
-            .build()
+        let limit = cfg.max_sockets.unwrap_or_else(socket_budget_from_limit);
+        let c = cfg.clone();
+        let pool = Pool::new(limit, cfg.max_idle, cfg.pool_idle_timeout, Box::new(move || build_client(&c)))
             .map_err(CrawlError::HttpClient)?;
-        Ok(Fetcher { client, cfg, user_agent, stale_retries: Default::default() })
+        Ok(Fetcher { pool: Arc::new(pool), cfg, user_agent, stale_retries: Default::default() })
     }
 
     pub fn config(&self) -> &FetchConfig {
@@ -291,6 +285,32 @@ impl Fetcher {
     /// Fetches sent again, once, after failing on a pooled connection the server had closed.
     pub fn stale_retries(&self) -> u64 {
         self.stale_retries.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Most sockets held at once ([`FetchConfig::max_sockets`]).
+    pub fn socket_limit(&self) -> usize {
+        self.pool.limit()
+    }
+
+    /// Sockets held now: requests in flight, lookups and idle pooled connections.
+    pub fn sockets_in_use(&self) -> usize {
+        self.pool.in_use()
+    }
+
+    /// Requests and lookups that waited for a socket (the bound was reached).
+    pub fn socket_waits(&self) -> u64 {
+        self.pool.waits()
+    }
+
+    /// Times the idle connections were all dropped to free sockets for new hosts.
+    pub fn socket_pool_flushes(&self) -> u64 {
+        self.pool.flushes()
+    }
+
+    /// A socket for an address lookup outside a request (the scheduler's), held until the
+    /// returned permit is dropped; waits at the bound.
+    pub async fn lookup_socket(&self) -> tokio::sync::OwnedSemaphorePermit {
+        self.pool.lookup_permit().await
     }
 
     /// GET `url`. Redirects are returned as responses (3xx with Location).
@@ -339,14 +359,20 @@ impl Fetcher {
         } else {
             return Err(err(FetchErrorKind::BadUrl, "no host"));
         }
+        // A socket first (waiting at the bound, outside the fetch's time limit); dropped with
+        // the fetch on a timeout (its connection is dropped too).
+        let socket = self.pool.checkout(&pool_key(&parsed)).await;
+        let client = &socket.generation.client;
         let start = Instant::now();
+        let mut kept = false;
         let fut = async {
-            match self.fetch_inner(parsed.clone(), start, max_body, headers_first).await {
+            match self.fetch_inner(client, parsed.clone(), start, max_body, headers_first, &mut kept).await {
                 // Once, on a fresh connection (the pool just dropped the dead one).
                 Err(e) if is_stale_connection(e.kind, &e.detail) => {
                     self.stale_retries.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     tracing::debug!(url = %parsed, error = %e, "stale pooled connection: sent again on a fresh one");
-                    let mut again = self.fetch_inner(parsed, start, max_body, headers_first).await;
+                    let mut again =
+                        self.fetch_inner(client, parsed, start, max_body, headers_first, &mut kept).await;
                     if let Ok(r) = &mut again {
                         r.retried_stale = true;
                     }
@@ -355,22 +381,29 @@ impl Fetcher {
                 other => other,
             }
         };
-        match tokio::time::timeout(self.cfg.total_timeout, fut).await {
+        let result = match tokio::time::timeout(self.cfg.total_timeout, fut).await {
             Ok(r) => r,
             Err(_) => Err(err(
                 FetchErrorKind::Timeout,
                 format!("no complete response in {:?}", self.cfg.total_timeout),
             )),
-        }
+        };
+        self.pool.checkin(socket, kept);
+        result
     }
 
+    /// One request on `client`; `kept` is set when its connection may stay in the client's
+    /// pool (the body read to its end, no `Connection: close`), cleared otherwise.
     async fn fetch_inner(
         &self,
+        client: &reqwest::Client,
         url: url::Url,
         start: Instant,
         max_body: usize,
         headers_first: bool,
+        kept: &mut bool,
     ) -> Result<FetchResponse, FetchError> {
+        *kept = false;
         let conditional = self.cfg.validators.get(url.as_str()).map(conditional_headers).unwrap_or_default();
         let sent = request_headers(&url, &self.user_agent, &conditional)?;
         let request_head = request_head(&url, &sent);
@@ -378,7 +411,7 @@ impl Fetcher {
         for (name, value) in sent {
             headers.append(name, value);
         }
-        let mut resp = self.client.get(url).headers(headers).send().await.map_err(classify)?;
+        let mut resp = client.get(url).headers(headers).send().await.map_err(classify)?;
         let status = resp.status();
         let headers: Vec<(String, String)> = resp
             .headers()
@@ -409,7 +442,14 @@ impl Fetcher {
                     }
                     sent_body.extend_from_slice(&chunk);
                 }
-                Ok(None) => break,
+                Ok(None) => {
+                    // Read to its end: the connection goes back to the pool unless the server
+                    // closes it.
+                    *kept = !headers.iter().any(|(k, v)| {
+                        k.eq_ignore_ascii_case("connection") && v.to_ascii_lowercase().contains("close")
+                    });
+                    break;
+                }
                 Err(e) => {
                     let e = classify(e);
                     if e.kind == FetchErrorKind::Timeout {
@@ -437,6 +477,31 @@ impl Fetcher {
             request_head,
         })
     }
+}
+
+/// The HTTP client: every header is set per request (`request_headers`), in the order
+/// written, so the request record is the request as sent; the client adds none (no default
+/// User-Agent, no Accept-Encoding of its own: it decompresses nothing). At most one idle
+/// connection per host, kept `pool_idle_timeout`.
+fn build_client(cfg: &FetchConfig) -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .no_gzip()
+        .no_brotli()
+        .no_deflate()
+        .no_zstd()
+        .http1_title_case_headers()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(cfg.connect_timeout)
+        .read_timeout(cfg.read_timeout)
+        .no_proxy()
+        .dns_resolver(Arc::new(GuardedResolver {
+            map: cfg.resolve.clone(),
+            dns: cfg.dns.clone(),
+            allow_private: cfg.allow_private,
+        }))
+        .pool_max_idle_per_host(1)
+        .pool_idle_timeout(cfg.pool_idle_timeout)
+        .build()
 }
 
 /// A body as sent and decoded ([`decode_sent`]).

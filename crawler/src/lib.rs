@@ -7,6 +7,8 @@ pub mod dns;
 pub mod error;
 #[cfg(feature = "net")]
 pub mod fetch;
+#[cfg(feature = "net")]
+pub mod fetch_sockets;
 pub mod headers_first;
 pub mod partition;
 pub mod politeness;

@@ -212,7 +212,7 @@ pub fn run_partition(
         Some((before, after)) if after < (s.crawl.max_in_flight as u64) * 2 + 256 => tracing::warn!(
             before,
             after,
-            "the open-file limit is low for --max-in-flight {}: connections may fail (raise `ulimit -n`)",
+            "the open-file limit is low for --max-in-flight {}: requests will wait for descriptors (raise `ulimit -n`)",
             s.crawl.max_in_flight
         ),
         Some((before, after)) => tracing::debug!(before, after, "open-file limit"),

@@ -78,6 +78,11 @@ pub enum CrawlEvent {
     /// A fetch failed on a pooled connection the server had closed and was sent again on a
     /// fresh one, spending no budget (`crate::connections`).
     StaleConnectionRetried,
+    /// A request or address lookup that waited for a socket: the sockets held had reached
+    /// the bound under the descriptor limit (`crate::fetch_sockets`).
+    SocketWaited,
+    /// The idle pooled connections all dropped to free sockets for other hosts.
+    SocketPoolFlushed,
     /// A sitemap file read (robots.txt `Sitemap:`, `/sitemap.xml`, or an index's child).
     SitemapRead,
     /// A sitemap that was neither XML nor URL lines, or a gzip stream that did not inflate.
@@ -134,6 +139,8 @@ impl CrawlEvent {
             Self::HostRetired(r) => return Cow::Owned(format!("host_retired_{}", r.as_str())),
             Self::RetiredUrl(r) => return Cow::Owned(format!("retired_url_{}", r.as_str())),
             Self::StaleConnectionRetried => "stale_connection_retried",
+            Self::SocketWaited => "socket_waited",
+            Self::SocketPoolFlushed => "socket_pool_flushed",
             Self::SitemapRead => "sitemap_read",
             Self::SitemapUnreadable => "sitemap_unreadable",
             Self::SitemapTruncated => "sitemap_truncated",
@@ -294,6 +301,8 @@ mod tests {
             (CrawlEvent::RetiredUrl(RetireReason::Connect), "retired_url_connect"),
             (CrawlEvent::RetiredUrl(RetireReason::RobotsUnreachable), "retired_url_robots_unreachable"),
             (CrawlEvent::StaleConnectionRetried, "stale_connection_retried"),
+            (CrawlEvent::SocketWaited, "socket_waited"),
+            (CrawlEvent::SocketPoolFlushed, "socket_pool_flushed"),
             (CrawlEvent::SitemapRead, "sitemap_read"),
             (CrawlEvent::SitemapUnreadable, "sitemap_unreadable"),
             (CrawlEvent::SitemapTruncated, "sitemap_truncated"),

@@ -345,6 +345,10 @@ impl Scheduler {
         let next = resp.header("location").and_then(|target| {
             if entry.hops >= self.cfg.max_redirects {
                 self.counters.event(CrawlEvent::RedirectLimit);
+                if let Some(log) = &self.cfg.failure_log {
+                    let why = format!("redirect not followed: {} redirects in a row already", entry.hops);
+                    log.write(&entry.url, CrawlEvent::RedirectLimit, &why);
+                }
                 return None;
             }
             let mut e = self.links.admit(Some(&entry.url), target, entry.depth, entry.priority)?;
@@ -394,6 +398,10 @@ impl Scheduler {
         if let Some(target) = &d.refresh {
             if entry.hops >= self.cfg.max_redirects {
                 self.counters.event(CrawlEvent::RedirectLimit);
+                if let Some(log) = &self.cfg.failure_log {
+                    let why = format!("meta refresh not followed: {} redirects in a row already", entry.hops);
+                    log.write(&entry.url, CrawlEvent::RedirectLimit, &why);
+                }
             } else if let Some(mut e) =
                 self.links.admit(Some(&entry.url), target, entry.depth, entry.priority)
             {

@@ -169,6 +169,8 @@ async fn resolve_host(f: &Fetcher, host: &str) -> Result<IpAddr, FetchError> {
     }
     let cfg = f.config();
     let allow_private = cfg.allow_private;
+    // The system resolver opens a socket: one of the fetcher's (waits at the bound).
+    let _socket = f.lookup_socket().await;
     match lookup_guarded(&cfg.dns, host, |ip| allow_private || !is_non_public(ip)).await {
         Ok(addrs) => first_ip(&addrs).ok_or_else(|| FetchError {
             kind: FetchErrorKind::Connect,

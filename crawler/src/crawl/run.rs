@@ -52,6 +52,8 @@ pub async fn crawl(
     scheduler.wind_down(&mut done_rx, stopped_by).await?;
     let s = &scheduler;
     s.counters.add(CrawlEvent::StaleConnectionRetried, s.fetcher.stale_retries());
+    s.counters.add(CrawlEvent::SocketWaited, s.fetcher.socket_waits());
+    s.counters.add(CrawlEvent::SocketPoolFlushed, s.fetcher.socket_pool_flushes());
     let mut links_rejected = s.links.rejected();
     match s.store.frontier_dropped_full() {
         0 => {}

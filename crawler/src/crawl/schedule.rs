@@ -469,6 +469,10 @@ impl Scheduler {
         }
         if let Some(entry) = self.pop(host)? {
             self.counters.event(CrawlEvent::FetchError(FetchErrorKind::Refused));
+            if let Some(log) = &self.cfg.failure_log {
+                let why = "not fetched: the host's address is private, loopback or link-local";
+                log.write(&entry.url, CrawlEvent::FetchError(FetchErrorKind::Refused), why);
+            }
             tracing::warn!(
                 host,
                 url = %entry.url,
