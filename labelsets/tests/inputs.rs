@@ -545,10 +545,15 @@ fn merge_equals_one_build() {
     let refs: Vec<&Path> = part_files.iter().map(PathBuf::as_path).collect();
     let spill_dir = tmp.path().join("spill");
     std::fs::create_dir(&spill_dir).unwrap();
+    let mut files = Vec::new();
     for memory in [None, Some((500 * 24, spill_dir.as_path()))] {
         merge(&refs, &merged, &MergeOptions { name: None, description: None, memory }).unwrap();
         assert_eq!(built(&one), built(&merged), "memory {memory:?}");
+        files.push(bytes_but_created(&merged));
     }
+    // Issue 36: the merged passage tables too, spilled or not, give the same file.
+    assert!(files[0].0["passages"]["entries"].as_u64().unwrap() > 10_000);
+    assert_eq!(files[0], files[1]);
     // Unlike label sets are refused.
     let other = tmp.path().join("other.dls");
     let mut b = LabelSetBuilder::new("x", Kind::Chunks, Normalization::default(), 50, "t");
