@@ -27,7 +27,7 @@ pub struct BuildConfig {
     pub output: PathBuf,
     /// Worker threads; 1 builds sequentially.
     pub threads: usize,
-    /// Memory for the chunk table; past it sorted runs spill to `tmp_dir`.
+    /// Memory for the chunk table and the passage pairs; past it sorted runs spill to `tmp_dir`.
     pub memory: u64,
     /// Default: the output's directory.
     pub tmp_dir: Option<PathBuf>,

@@ -13,8 +13,11 @@ use detector::{CleanOptions, Normalization, Sha1Digest, SourceId};
 use crate::format::{
     write_file, Checksums, Counts, Entries, FilterParams, Header, Kind, Section, Sections, WriteInput,
 };
-use crate::passages::{build_table, PassageChecksums, PassageHeader, PassageSections, DEFAULT_MAX_DOCUMENTS};
-use crate::spill::Runs;
+use crate::passages::{
+    build_table, merge_runs, table_key, PassageChecksums, PassageHeader, PassageSections,
+    DEFAULT_MAX_DOCUMENTS, KEY_BITS,
+};
+use crate::spill::{Entry, Runs};
 use crate::{filter, wikitext, Error, LabelSet, Result};
 
 /// Where readers put documents. [`LabelSetBuilder`] implements it; the root crate can feed
@@ -153,10 +156,10 @@ impl Progress {
 
 /// Accumulates `(digest, source)` pairs and sources, then writes a `.dls` file.
 ///
-/// Memory: 24 bytes per kept chunk (duplicates included until `write` sorts and dedups), plus
-/// the source strings; 75 M chunks ≈ 1.8 GB. With [`Self::memory`] the chunk table stays
-/// within a budget: past it, sorted runs spill to disk and `write` merges them
-/// ([`crate::spill`]), giving the same entries.
+/// Memory: 24 bytes per kept chunk (duplicates included until `write` sorts and dedups) and
+/// 16 per passage anchor of each source, plus the source strings; 75 M chunks ≈ 1.8 GB. With
+/// [`Self::memory`] both tables stay within a budget: past it, sorted runs spill to disk and
+/// `write` merges them ([`crate::spill`]), giving the same file.
 #[derive(Debug)]
 pub struct LabelSetBuilder {
     name: String,
@@ -171,10 +174,11 @@ pub struct LabelSetBuilder {
     clean_opts: CleanOptions,
     /// Chunks kept, repeats included (the entries vector is emptied at each spill).
     kept: u64,
-    /// Entries held in memory before a sorted run is spilled (`None`: never spill).
-    max_in_memory: Option<usize>,
+    /// The `--memory` budget in bytes (`None`: never spill); [`Self::limits`] splits it.
+    memory: Option<u64>,
     tmp_dir: PathBuf,
-    runs: Option<Runs>,
+    runs: Option<Runs<Entry>>,
+    passage_runs: Option<Runs<(u64, SourceId)>>,
     progress: Option<Arc<Progress>>,
     /// Passage anchors kept (issue 36): `None` builds an exact-only label set.
     passage_params: Option<PassageParams>,
@@ -191,6 +195,8 @@ pub struct LabelSetBuilder {
 
 /// Bytes of memory per chunk-table entry while building: the entry itself (24 bytes).
 pub const ENTRY_MEMORY: u64 = 24;
+/// Bytes of memory per passage pair while building: `(u64 key, u32 source)`, padded (16).
+pub const PASSAGE_MEMORY: u64 = 16;
 
 impl LabelSetBuilder {
     /// A new, empty builder. `min_chars`: chunks are kept only when their normalized length in
@@ -208,9 +214,10 @@ impl LabelSetBuilder {
             counts: Counts::default(),
             clean_opts: CleanOptions { extract_links: false },
             kept: 0,
-            max_in_memory: None,
+            memory: None,
             tmp_dir: std::env::temp_dir(),
             runs: None,
+            passage_runs: None,
             progress: None,
             passage_params: (kind == Kind::Chunks).then(PassageParams::default),
             passage_max_documents: DEFAULT_MAX_DOCUMENTS,
@@ -246,13 +253,26 @@ impl LabelSetBuilder {
         self
     }
 
-    /// Keep the chunk table within `bytes` of memory ([`ENTRY_MEMORY`] per entry, at least
-    /// 256 entries): past it, sorted runs are spilled to a private directory under
-    /// `tmp_dir`, removed when the builder is dropped.
+    /// Keep the chunk table and the passage pairs within `bytes` of memory: past it, sorted
+    /// runs are spilled to private directories under `tmp_dir`, removed when the builder is
+    /// dropped. When passages are kept the budget is split in half, one half for chunk
+    /// entries ([`ENTRY_MEMORY`] each), the other for passage pairs ([`PASSAGE_MEMORY`]
+    /// each); otherwise the chunk entries have it all. At least 256 of each are held.
     pub fn memory(mut self, bytes: u64, tmp_dir: &Path) -> Self {
-        self.max_in_memory = Some((bytes / ENTRY_MEMORY).max(256) as usize);
+        self.memory = Some(bytes);
         self.tmp_dir = tmp_dir.to_path_buf();
         self
+    }
+
+    /// Chunk entries and passage pairs held in memory before a sorted run of them is
+    /// spilled (`None`: never), as [`Self::memory`] splits its budget.
+    fn limits(&self) -> (Option<usize>, Option<usize>) {
+        let Some(bytes) = self.memory else { return (None, None) };
+        if self.passage_params.is_none() {
+            return (Some((bytes / ENTRY_MEMORY).max(256) as usize), None);
+        }
+        let half = bytes / 2;
+        (Some((half / ENTRY_MEMORY).max(256) as usize), Some((half / PASSAGE_MEMORY).max(256) as usize))
     }
 
     /// Report documents and kept chunks to `progress` as they are added.
@@ -277,9 +297,14 @@ impl LabelSetBuilder {
         }
     }
 
-    /// Sorted runs spilled so far.
+    /// Sorted runs spilled so far, of both tables.
     pub fn spilled_runs(&self) -> usize {
-        self.runs.as_ref().map_or(0, Runs::len)
+        self.runs.as_ref().map_or(0, Runs::len) + self.spilled_passage_runs()
+    }
+
+    /// Sorted runs of passage pairs spilled so far.
+    pub fn spilled_passage_runs(&self) -> usize {
+        self.passage_runs.as_ref().map_or(0, Runs::len)
     }
 
     /// Add what [`Digester::digest`] computed for one document: a new source and its digests.
@@ -295,21 +320,48 @@ impl LabelSetBuilder {
         for digest in d.digests {
             self.push(digest, id)?;
         }
-        self.add_passages(id, &d.passages);
+        self.add_passages(id, &d.passages)
+    }
+
+    fn add_passages(&mut self, source: SourceId, anchors: &[PassageHash]) -> Result<()> {
+        if self.passage_params.is_some() {
+            self.anchors_seen += anchors.len() as u64;
+            self.push_passages(anchors.iter().map(|&h| (table_key(h), source)))?;
+        }
         Ok(())
     }
 
     /// Add passage anchors of `source` as they are (blind discovery counts anchors over a
     /// corpus and labels the frequent ones without their text).
-    pub fn add_passage_anchors(&mut self, source: SourceId, anchors: &[PassageHash]) {
-        self.add_passages(source, anchors);
+    pub fn add_passage_anchors(&mut self, source: SourceId, anchors: &[PassageHash]) -> Result<()> {
+        self.add_passages(source, anchors)
     }
 
-    fn add_passages(&mut self, source: SourceId, anchors: &[PassageHash]) {
-        if self.passage_params.is_some() {
-            self.anchors_seen += anchors.len() as u64;
-            self.passages.extend(anchors.iter().map(|&h| (crate::passages::table_key(h), source)));
+    /// Keep `(table key, source)` pairs, spilling a sorted run past the budget.
+    fn push_passages(&mut self, pairs: impl Iterator<Item = (u64, SourceId)>) -> Result<()> {
+        let Some(max) = self.limits().1 else {
+            self.passages.extend(pairs);
+            return Ok(());
+        };
+        for p in pairs {
+            self.passages.push(p);
+            if self.passages.len() >= max {
+                self.spill_passages()?;
+            }
         }
+        Ok(())
+    }
+
+    /// Sort and deduplicate the pairs in memory and write them as a run.
+    fn spill_passages(&mut self) -> Result<()> {
+        if self.passage_runs.is_none() {
+            self.passage_runs = Some(Runs::new(&self.tmp_dir, "passages")?);
+        }
+        if let Some(runs) = self.passage_runs.as_mut() {
+            crate::parallel_sort::sort_dedup(&mut self.passages, self.threads, passage_bucket, |a, b| a == b);
+            runs.spill_sorted(&mut self.passages)?;
+        }
+        Ok(())
     }
 
     /// Add another label set's sources (after this builder's) and entries, and its counts:
@@ -360,7 +412,7 @@ impl LabelSetBuilder {
         match (ls.passages(), ls.passage_header()) {
             (Some(view), Some(ph)) if self.passage_params == Some(ph.params()) && ph.word_hash_current() => {
                 self.anchors_seen += ph.anchors_seen;
-                self.passages.extend(view.iter().map(|(h, s)| (h, (base + s as u64) as SourceId)));
+                self.push_passages(view.iter().map(|(h, s)| (h, (base + s as u64) as SourceId)))?;
             }
             _ => self.passage_params = None,
         }
@@ -370,9 +422,9 @@ impl LabelSetBuilder {
     fn push(&mut self, digest: Sha1Digest, source: SourceId) -> Result<()> {
         self.entries.push((digest, source));
         self.kept += 1;
-        if self.max_in_memory.is_some_and(|m| self.entries.len() >= m) {
+        if self.limits().0.is_some_and(|m| self.entries.len() >= m) {
             if self.runs.is_none() {
-                self.runs = Some(Runs::new(&self.tmp_dir)?);
+                self.runs = Some(Runs::new(&self.tmp_dir, "chunks")?);
             }
             if let Some(runs) = self.runs.as_mut() {
                 runs.spill(&mut self.entries, self.threads)?;
@@ -473,7 +525,7 @@ impl LabelSetBuilder {
         }
         if let Some(params) = self.passage_params {
             let anchors = document_anchors(paragraphs.blocks(), params);
-            self.add_passages(source, &anchors);
+            self.add_passages(source, &anchors)?;
         }
         Ok(kept)
     }
@@ -524,7 +576,7 @@ impl LabelSetBuilder {
                     runs.spill(&mut self.entries, self.threads)?;
                 }
                 self.entries = Vec::new();
-                Some(runs.merge()?)
+                Some(runs.merge_first()?)
             }
         };
         self.counts.entries = match &merged {
@@ -553,35 +605,7 @@ impl LabelSetBuilder {
             passages: None,
         };
         let mut header = header;
-        // Sorted here on the build's threads: `build_table`'s own sort then finds them in order.
-        let key_bits = crate::passages::KEY_BITS;
-        crate::parallel_sort::sort_unstable(&mut self.passages, self.threads, |p| {
-            (p.0 >> (key_bits - 8)) as u8
-        });
-        let passages = self.passage_params.map(|params| {
-            let (table, stop) = build_table(std::mem::take(&mut self.passages), self.passage_max_documents);
-            self.stop_passages += stop;
-            let sections = PassageSections::of(&table);
-            header.passages = Some(PassageHeader {
-                word_hash: detector::passages::WORD_HASH_VERSION,
-                words: params.words,
-                modulus: params.modulus,
-                max_documents: self.passage_max_documents,
-                entries: table.len() as u64,
-                stop_passages: self.stop_passages,
-                anchors_seen: self.anchors_seen,
-                filter_blocks: 0,
-                filter_k: 0,
-                index_bits: 0,
-                filter: Section::default(),
-                index: Section::default(),
-                table: Section::default(),
-                checksums: PassageChecksums::default(),
-            });
-            // The builder stays usable: its pairs come back as the table's.
-            self.passages = table;
-            sections
-        });
+        let passages = self.passage_sections(&mut header)?;
         write_file(
             path.as_ref(),
             WriteInput {
@@ -597,6 +621,54 @@ impl LabelSetBuilder {
             },
         )
     }
+
+    /// The passage table's sections (and `header.passages`), when passages are kept: built
+    /// in memory from the pairs, or, after spills, merged from the runs into a file the
+    /// writer streams (the same bytes). The builder stays usable: its pairs (or its one run)
+    /// become the table's.
+    fn passage_sections(&mut self, header: &mut Header) -> Result<Option<PassageSections>> {
+        let Some(params) = self.passage_params else { return Ok(None) };
+        let sections = if self.passage_runs.is_some() {
+            if !self.passages.is_empty() {
+                self.spill_passages()?;
+            }
+            self.passages = Vec::new();
+            let Some(runs) = self.passage_runs.as_mut() else { return Ok(None) };
+            let (path, n, stop) = merge_runs(runs, self.passage_max_documents)?;
+            self.stop_passages += stop;
+            PassageSections::of_pairs(&path, n)?
+        } else {
+            // Sorted here on the build's threads: `build_table`'s own sort then finds them in order.
+            crate::parallel_sort::sort_unstable(&mut self.passages, self.threads, passage_bucket);
+            let (table, stop) = build_table(std::mem::take(&mut self.passages), self.passage_max_documents);
+            self.stop_passages += stop;
+            let sections = PassageSections::of(&table);
+            self.passages = table;
+            sections
+        };
+        header.passages = Some(PassageHeader {
+            word_hash: detector::passages::WORD_HASH_VERSION,
+            words: params.words,
+            modulus: params.modulus,
+            max_documents: self.passage_max_documents,
+            entries: sections.entries(),
+            stop_passages: self.stop_passages,
+            anchors_seen: self.anchors_seen,
+            filter_blocks: 0,
+            filter_k: 0,
+            index_bits: 0,
+            filter: Section::default(),
+            index: Section::default(),
+            table: Section::default(),
+            checksums: PassageChecksums::default(),
+        });
+        Ok(Some(sections))
+    }
+}
+
+/// The parallel sort's bucket of a passage pair: its key's top byte.
+fn passage_bucket(p: &(u64, SourceId)) -> u8 {
+    (p.0 >> (KEY_BITS - 8)) as u8
 }
 
 impl DocumentSink for LabelSetBuilder {

@@ -1060,7 +1060,7 @@ pub(crate) fn write_file(path: &Path, mut input: WriteInput<'_>) -> Result<Heade
             ph.filter_blocks = ps.filter.blocks();
             ph.filter_k = ps.filter.k();
             ph.index_bits = ps.index_bits;
-            ph.entries = (ps.table.len() / PASSAGE_ENTRY_BYTES) as u64;
+            ph.entries = ps.entries();
         }
         _ => input.header.passages = None,
     }
@@ -1261,11 +1261,13 @@ fn write_sections(
     }
     at += lens[4];
     if let Some(ps) = &input.passages {
-        for part in [ps.filter.as_bytes(), &ps.index[..], &ps.table[..]] {
+        for part in [ps.filter.as_bytes(), &ps.index[..]] {
             pad(w, &mut at)?;
             w.write_all(part)?;
             at += part.len() as u64;
         }
+        pad(w, &mut at)?;
+        ps.write_table(w)?;
     }
     Ok(())
 }

@@ -18,7 +18,8 @@ pub struct MergeOptions<'a> {
     pub name: Option<&'a str>,
     /// Description recorded (default: the inputs' descriptions joined with `; `).
     pub description: Option<&'a str>,
-    /// Memory for the chunk table and where spilled runs go ([`LabelSetBuilder::memory`]).
+    /// Memory for the chunk table and the passage pairs, and where spilled runs go
+    /// ([`LabelSetBuilder::memory`]).
     pub memory: Option<(u64, &'a Path)>,
 }
 

@@ -18,15 +18,20 @@
 //! A label set without the `passages` object (built by an older ditto, or with
 //! `--passages off`) matches exact chunks only.
 
+use std::fs::File;
+use std::io::{BufReader, Read, Write};
 use std::ops::Range;
+use std::path::{Path, PathBuf};
 
 use detector::passages::{PassageHash, PassageLookup, PassageParams};
 use detector::{Sha1Digest, SourceId};
 use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::Xxh3;
 
 use crate::filter;
 use crate::layout::{le_u32, prefix_index};
-use crate::{Checksum, Section};
+use crate::spill::{Record, RunReader, Runs};
+use crate::{Checksum, Result, Section};
 
 /// Bytes per passage-table entry: the key's low 32 bits + u32 source id.
 pub const PASSAGE_ENTRY_BYTES: usize = 8;
@@ -148,41 +153,174 @@ pub fn build_table(
     (out, stop)
 }
 
-/// The three sections' bytes of a built table.
+/// The three sections of a built table: the filter and index in memory, the table in
+/// memory or, for a spilled build, in a file of `(key, source)` pairs ([`merge_runs`]) the
+/// writer converts as it streams them (the same bytes).
 pub struct PassageSections {
     pub filter: filter::BlockedBloom,
     pub index: Vec<u8>,
-    pub table: Vec<u8>,
     pub index_bits: u32,
+    table: TableBytes,
+    entries: u64,
+    table_checksum: Checksum,
+}
+
+enum TableBytes {
+    Memory(Vec<u8>),
+    /// Records of [`PAIR_BYTES`]: u64 LE key, u32 LE source.
+    Pairs(PathBuf),
+}
+
+/// Bytes of a `(key, source)` pair in a spilled run: u64 LE table key + u32 LE source.
+pub(crate) const PAIR_BYTES: usize = 12;
+
+/// The table bytes of one entry.
+fn table_entry(key: u64, s: SourceId) -> [u8; PASSAGE_ENTRY_BYTES] {
+    let mut e = [0u8; PASSAGE_ENTRY_BYTES];
+    e[..4].copy_from_slice(&stored_bits(key).to_le_bytes());
+    e[4..].copy_from_slice(&s.to_le_bytes());
+    e
+}
+
+/// Filter, per-bucket counts and the table's checksum in one pass over the sorted table.
+struct SectionsPass {
+    bloom: filter::BlockedBloom,
+    counts: Vec<u32>,
+    bits: u32,
+    sum: Xxh3,
+    buf: Vec<u8>,
+}
+
+impl SectionsPass {
+    fn new(n: u64) -> SectionsPass {
+        let bits = passage_index_bits(n);
+        SectionsPass {
+            bloom: filter::BlockedBloom::with_capacity(n, PASSAGE_BITS_PER_KEY, filter::K),
+            counts: vec![0u32; 1usize << bits],
+            bits,
+            sum: Xxh3::new(),
+            buf: Vec::with_capacity(1 << 16),
+        }
+    }
+
+    fn add(&mut self, key: u64, s: SourceId) {
+        self.bloom.insert(&filter_key(key));
+        self.counts[bucket(key, self.bits)] += 1;
+        self.buf.extend_from_slice(&table_entry(key, s));
+        if self.buf.len() >= 1 << 16 {
+            self.sum.update(&self.buf);
+            self.buf.clear();
+        }
+    }
+
+    fn finish(mut self, n: u64, table: TableBytes) -> PassageSections {
+        self.sum.update(&self.buf);
+        PassageSections {
+            filter: self.bloom,
+            index: prefix_index(self.counts, n),
+            index_bits: self.bits,
+            table,
+            entries: n,
+            table_checksum: Checksum(self.sum.digest()),
+        }
+    }
 }
 
 impl PassageSections {
     pub fn of(table: &[(PassageHash, SourceId)]) -> PassageSections {
         let n = table.len() as u64;
-        let bits = passage_index_bits(n);
-        let mut bloom = filter::BlockedBloom::with_capacity(n, PASSAGE_BITS_PER_KEY, filter::K);
-        let mut counts = vec![0u32; 1usize << bits];
+        let mut pass = SectionsPass::new(n);
         let mut bytes = Vec::with_capacity(table.len() * PASSAGE_ENTRY_BYTES);
         for &(key, s) in table {
-            bloom.insert(&filter_key(key));
-            counts[bucket(key, bits)] += 1;
-            bytes.extend_from_slice(&stored_bits(key).to_le_bytes());
-            bytes.extend_from_slice(&s.to_le_bytes());
+            pass.add(key, s);
+            bytes.extend_from_slice(&table_entry(key, s));
         }
-        PassageSections { filter: bloom, index: prefix_index(counts, n), table: bytes, index_bits: bits }
+        pass.finish(n, TableBytes::Memory(bytes))
+    }
+
+    /// The sections of the table in `path` (`n` sorted, distinct pairs, as [`merge_runs`]
+    /// writes them): one pass builds the filter and index; the table stays in the file.
+    pub(crate) fn of_pairs(path: &Path, n: u64) -> Result<PassageSections> {
+        let mut pass = SectionsPass::new(n);
+        let mut r = RunReader::<(u64, SourceId)>::open(path)?;
+        while let Some((key, s)) = r.next()? {
+            pass.add(key, s);
+        }
+        Ok(pass.finish(n, TableBytes::Pairs(path.into())))
+    }
+
+    /// Entries in the table.
+    pub fn entries(&self) -> u64 {
+        self.entries
     }
 
     pub fn lens(&self) -> [u64; 3] {
-        [self.filter.as_bytes().len() as u64, self.index.len() as u64, self.table.len() as u64]
+        [
+            self.filter.as_bytes().len() as u64,
+            self.index.len() as u64,
+            self.entries * PASSAGE_ENTRY_BYTES as u64,
+        ]
     }
 
     pub fn checksums(&self) -> PassageChecksums {
         PassageChecksums {
             filter: Checksum::of(self.filter.as_bytes()),
             index: Checksum::of(&self.index),
-            table: Checksum::of(&self.table),
+            table: self.table_checksum,
         }
     }
+
+    /// Write the table section's bytes to `w`.
+    pub fn write_table(&self, w: &mut impl Write) -> std::io::Result<()> {
+        match &self.table {
+            TableBytes::Memory(bytes) => w.write_all(bytes),
+            TableBytes::Pairs(path) => {
+                let mut r = BufReader::with_capacity(1 << 20, File::open(path)?);
+                let mut rec = [0u8; PAIR_BYTES];
+                for _ in 0..self.entries {
+                    r.read_exact(&mut rec)?;
+                    let (key, s) = <(u64, SourceId) as Record>::get(&rec);
+                    w.write_all(&table_entry(key, s))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Merge a spilled build's sorted runs of `(key, source)` pairs into its table, as
+/// [`build_table`] does in memory: grouped by key, repeated pairs counted once, keys in more
+/// than `max_documents` sources dropped as stop passages, the lowest source kept. The table
+/// is written to a file of pairs (which becomes the runs' only run); returns its path, its
+/// entries and the stop passages.
+pub(crate) fn merge_runs(
+    runs: &mut Runs<(u64, SourceId)>,
+    max_documents: u32,
+) -> Result<(PathBuf, u64, u64)> {
+    // The key being grouped: its first (lowest) source, the last source seen, distinct sources.
+    let mut group: Option<(u64, SourceId, SourceId, u32)> = None;
+    let mut stop = 0u64;
+    let (path, n) = runs.merge(|pair, w| {
+        if let (Some((k, _, last, count)), Some((key, s))) = (group.as_mut(), pair) {
+            if *k == key {
+                if *last != s {
+                    *last = s;
+                    *count = count.saturating_add(1);
+                }
+                return Ok(());
+            }
+        }
+        if let Some((k, first, _, count)) = group.take() {
+            if count > max_documents {
+                stop += 1;
+            } else {
+                w.push(&(k, first))?;
+            }
+        }
+        group = pair.map(|(key, s)| (key, s, s, 1));
+        Ok(())
+    })?;
+    Ok((path, n, stop))
 }
 
 /// A passage table read from a mapped label set (ranges validated on open).
@@ -319,8 +457,8 @@ mod tests {
         map.extend_from_slice(ps.filter.as_bytes());
         let i = map.len()..map.len() + ps.index.len();
         map.extend_from_slice(&ps.index);
-        let tb = map.len()..map.len() + ps.table.len();
-        map.extend_from_slice(&ps.table);
+        let tb = map.len()..map.len() + ps.lens()[2] as usize;
+        ps.write_table(&mut map).unwrap();
         let header = PassageHeader {
             word_hash: detector::passages::WORD_HASH_VERSION,
             words: 5,

@@ -545,10 +545,15 @@ fn merge_equals_one_build() {
     let refs: Vec<&Path> = part_files.iter().map(PathBuf::as_path).collect();
     let spill_dir = tmp.path().join("spill");
     std::fs::create_dir(&spill_dir).unwrap();
+    let mut files = Vec::new();
     for memory in [None, Some((500 * 24, spill_dir.as_path()))] {
         merge(&refs, &merged, &MergeOptions { name: None, description: None, memory }).unwrap();
         assert_eq!(built(&one), built(&merged), "memory {memory:?}");
+        files.push(bytes_but_created(&merged));
     }
+    // Issue 36: the merged passage tables too, spilled or not, give the same file.
+    assert!(files[0].0["passages"]["entries"].as_u64().unwrap() > 10_000);
+    assert_eq!(files[0], files[1]);
     // Unlike label sets are refused.
     let other = tmp.path().join("other.dls");
     let mut b = LabelSetBuilder::new("x", Kind::Chunks, Normalization::default(), 50, "t");
@@ -560,4 +565,46 @@ fn merge_equals_one_build() {
         &MergeOptions { name: None, description: None, memory: None },
     );
     assert!(e.unwrap_err().to_string().contains("min_chars"));
+}
+
+/// Issue 36: with `--memory` the passage pairs spill too. A budget far below them (a few
+/// hundred pairs a run) writes the file the unbounded build writes, byte for byte but for its
+/// creation time, at 1 and 3 threads; stop passages are judged across runs (a low
+/// `max_documents` and a repeated input make many); the spill directories are removed.
+#[test]
+fn passages_spilled_build_is_the_unbounded_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    let first = dumps().join("enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2");
+    let inputs = [first.clone(), dumps().join("wikibrain/en_test.xml"), first];
+    let spill_dir = tmp.path().join("spill");
+    std::fs::create_dir(&spill_dir).unwrap();
+    let run = |threads: usize, memory: Option<u64>, out: &Path| {
+        let mut b = builder().passage_max_documents(2);
+        if let Some(m) = memory {
+            b = b.memory(m, &spill_dir);
+        }
+        for p in &inputs {
+            read_input(&mut b, p, &opts(threads), None).unwrap();
+        }
+        // Counted before `write`, which merges the runs into one.
+        let runs = b.spilled_passage_runs();
+        let h = b.write(out).unwrap();
+        drop(b);
+        (h, runs)
+    };
+    let whole = tmp.path().join("whole.dls");
+    let (h, runs) = run(1, None, &whole);
+    assert_eq!(runs, 0);
+    let ph = h.passages.unwrap();
+    println!("{ph:?}");
+    assert!(ph.entries > 10_000 && ph.stop_passages > 100, "{ph:?}");
+    for (threads, memory) in [(1, 2 * 512 * 16), (3, 2 * 4096 * 16)] {
+        let out = tmp.path().join(format!("spilled-{threads}.dls"));
+        let (_, runs) = run(threads, Some(memory), &out);
+        assert!(runs >= 5, "{runs} passage runs");
+        assert_eq!(bytes_but_created(&whole), bytes_but_created(&out), "{memory} bytes, {threads} threads");
+        LabelSet::open_verified(&out).unwrap();
+        let left: Vec<_> = std::fs::read_dir(&spill_dir).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
 }

@@ -326,7 +326,7 @@ fn write_blind_label_set(
             Some(&s) => s,
             None => *unknown.get_or_insert_with(|| b.add_source("(no sample URL)", "")),
         };
-        b.add_passage_anchors(src, &[*key]);
+        b.add_passage_anchors(src, &[*key])?;
     }
     b.write(path).with_context(|| format!("writing {}", path.display()))
 }

@@ -38,8 +38,9 @@ pub struct BuildArgs {
     /// bzip2 / multi-member gzip and digest documents in parallel, with the same result.
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Memory for the chunk table (24 bytes a kept chunk; e.g. 2GB, 512MB). Past it, sorted
-    /// runs spill to --tmp-dir and are merged at the end; the result is the same.
+    /// Memory for the chunk table and the passage pairs (24 bytes a kept chunk, 16 a passage
+    /// anchor; with passages each gets half; e.g. 2GB, 512MB). Past it, sorted runs spill to
+    /// --tmp-dir and are merged at the end; the result is the same.
     #[arg(long, default_value = "2GB", value_parser = super::parse_bytes)]
     pub memory: u64,
     /// Where spilled runs go (default: the output's directory). Removed afterwards.
@@ -83,7 +84,7 @@ pub struct MergeArgs {
     /// Description recorded (default: the inputs' descriptions joined with "; ").
     #[arg(long)]
     pub description: Option<String>,
-    /// Memory for the chunk table, as for `build`.
+    /// Memory for the chunk table and the passage pairs, as for `build`.
     #[arg(long, default_value = "2GB", value_parser = super::parse_bytes)]
     pub memory: u64,
     /// Where spilled runs go (default: the output's directory).
