@@ -11,15 +11,16 @@
 //!
 //! Loopback only: every host name is mapped with the resolve option to 127.0.0.1.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crawler::crawl::{
-    crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawledPage, FailureLog, LinkPolicy, PageSink, ServerConfig,
-};
+use common::{Count, Lines};
+use crawler::crawl::{crawl, CrawlConfig, CrawlCounters, CrawlIo, FailureLog, LinkPolicy, ServerConfig};
 use crawler::fetch::{FetchConfig, Fetcher, ResolveMap};
 use crawler::politeness::PolitenessConfig;
 use crawler::urls::{Scope, ScopeRules, TrapGuard, TrapLimits};
@@ -85,27 +86,6 @@ fn keep_alive_server(
         }
     });
     addr
-}
-
-#[derive(Default)]
-struct Count(Mutex<usize>);
-impl PageSink for Count {
-    fn send(&self, _page: CrawledPage) -> bool {
-        *self.0.lock().unwrap() += 1;
-        true
-    }
-}
-
-#[derive(Clone, Default)]
-struct Lines(Arc<Mutex<Vec<u8>>>);
-impl Write for Lines {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// The child: crawl every URL of the server at `addr` under the low limit, with the socket

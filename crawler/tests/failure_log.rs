@@ -6,15 +6,17 @@
 //! Loopback only: the redirecting host is mapped with the resolve option to 127.0.0.1; the
 //! refused host is the IP literal 127.0.0.1, which the guard refuses before connecting.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::{Discard, Lines};
 use crawler::crawl::{
-    crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, CrawledPage, FailureLog, LinkPolicy, PageSink,
-    ServerConfig,
+    crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, FailureLog, LinkPolicy, ServerConfig,
 };
 use crawler::fetch::{FetchConfig, Fetcher, ResolveMap};
 use crawler::politeness::PolitenessConfig;
@@ -47,25 +49,6 @@ fn redirecting_server() -> SocketAddr {
         }
     });
     addr
-}
-
-struct Discard;
-impl PageSink for Discard {
-    fn send(&self, _page: CrawledPage) -> bool {
-        true
-    }
-}
-
-#[derive(Clone, Default)]
-struct Lines(Arc<Mutex<Vec<u8>>>);
-impl Write for Lines {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// Crawl `seeds` (at most 60 s): the report and the failure log's lines.

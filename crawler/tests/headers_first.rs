@@ -8,6 +8,8 @@
 //!
 //! Loopback only: the host name is mapped with the resolve option to 127.0.0.1.
 
+mod common;
+
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -15,6 +17,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::Lines;
 use crawler::crawl::{
     crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, CrawledPage, FailureLog, FetchRecorder,
     LinkPolicy, PageSink,
@@ -131,18 +134,6 @@ impl FetchRecorder for Warc {
     }
     fn close(&self) {
         self.0.lock().unwrap().close().expect("WARC close");
-    }
-}
-
-#[derive(Clone, Default)]
-struct Lines(Arc<Mutex<Vec<u8>>>);
-impl Write for Lines {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

@@ -7,6 +7,8 @@
 //!
 //! Loopback only: 127.0.0.1–127.0.0.9, every host name mapped with the resolve option.
 
+mod common;
+
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener};
@@ -14,9 +16,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::Discard;
 use crawler::crawl::{
-    crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, CrawledPage, LinkPolicy, PageSink,
-    PolitenessKey, ServerConfig,
+    crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, LinkPolicy, PolitenessKey, ServerConfig,
 };
 use crawler::fetch::{FetchConfig, Fetcher, ResolveMap};
 use crawler::politeness::PolitenessConfig;
@@ -79,13 +81,6 @@ fn server(ip: &str, service: Duration, hits: Hits) -> SocketAddr {
         }
     });
     addr
-}
-
-struct Discard;
-impl PageSink for Discard {
-    fn send(&self, _page: CrawledPage) -> bool {
-        true
-    }
 }
 
 /// Crawl `pages` pages of each host in `hosts` (host → server) under `servers`.

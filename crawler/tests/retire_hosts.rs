@@ -10,15 +10,16 @@
 //!
 //! Loopback only: every host name is mapped with the resolve option to 127.0.0.1.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crawler::crawl::{
-    crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, CrawledPage, FailureLog, LinkPolicy, PageSink,
-};
+use common::{Discard, Lines};
+use crawler::crawl::{crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, FailureLog, LinkPolicy};
 use crawler::fetch::{FetchConfig, Fetcher, ResolveMap};
 use crawler::politeness::PolitenessConfig;
 use crawler::urls::{Scope, ScopeRules, TrapGuard, TrapLimits};
@@ -59,25 +60,6 @@ fn server(answer: Answer, max: usize, stop_after: Option<usize>) -> (SocketAddr,
         }
     });
     (addr, paths)
-}
-
-struct Discard;
-impl PageSink for Discard {
-    fn send(&self, _page: CrawledPage) -> bool {
-        true
-    }
-}
-
-#[derive(Clone, Default)]
-struct Lines(Arc<Mutex<Vec<u8>>>);
-impl Write for Lines {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// What a crawl left: its report, the failure log's lines, and the frontier's counts

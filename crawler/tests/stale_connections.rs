@@ -7,15 +7,16 @@
 //!
 //! Loopback only: the host name is mapped with the resolve option to 127.0.0.1.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crawler::crawl::{
-    crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawledPage, LinkPolicy, PageSink, ServerConfig,
-};
+use common::Count;
+use crawler::crawl::{crawl, CrawlConfig, CrawlCounters, CrawlIo, LinkPolicy, ServerConfig};
 use crawler::fetch::{FetchConfig, Fetcher, ResolveMap};
 use crawler::politeness::PolitenessConfig;
 use crawler::urls::{Scope, ScopeRules, TrapGuard, TrapLimits};
@@ -63,15 +64,6 @@ fn closing_server(answered: Arc<AtomicUsize>, dropped: Arc<AtomicUsize>) -> Sock
         }
     });
     addr
-}
-
-#[derive(Default)]
-struct Count(Mutex<usize>);
-impl PageSink for Count {
-    fn send(&self, _page: CrawledPage) -> bool {
-        *self.0.lock().unwrap() += 1;
-        true
-    }
 }
 
 #[test]
