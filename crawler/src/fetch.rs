@@ -246,6 +246,24 @@ impl FetchResponse {
             None => (&self.body, self.sent_truncated),
         }
     }
+
+    /// This fetch of `url` at `fetch_time` (Unix seconds) as a WARC writer records it.
+    pub fn warc_record(&self, url: &str, fetch_time: i64) -> crate::warc::FetchRecord {
+        let (payload, truncated) = self.payload();
+        crate::warc::FetchRecord {
+            url: url.to_string(),
+            ip: self.remote_ip,
+            fetch_time,
+            request_head: self.request_head.clone(),
+            status: self.status,
+            reason: self.reason.clone(),
+            http_version: self.http_version.clone(),
+            response_headers: self.headers.clone(),
+            payload: payload.to_vec(),
+            // A body refused after its headers is recorded empty, as cut.
+            truncated: truncated || self.refused.is_some(),
+        }
+    }
 }
 
 /// The `Accept` header every request sends.

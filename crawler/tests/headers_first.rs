@@ -25,7 +25,7 @@ use crawler::crawl::{
 use crawler::fetch::{FetchConfig, FetchResponse, Fetcher, ResolveMap};
 use crawler::politeness::PolitenessConfig;
 use crawler::urls::{Scope, ScopeRules, TrapGuard, TrapLimits};
-use crawler::warc::{FetchRecord, WarcPages, WarcReader, WarcWriter};
+use crawler::warc::{WarcPages, WarcReader, WarcWriter};
 
 const GB: u64 = 1 << 30;
 const HTML_BYTES: u64 = 40 << 20;
@@ -116,19 +116,7 @@ impl PageSink for Keep {
 struct Warc(Mutex<WarcWriter>);
 impl FetchRecorder for Warc {
     fn record(&self, url: &str, fetch_time: i64, resp: &FetchResponse) -> Option<(String, u64)> {
-        let (payload, truncated) = resp.payload();
-        let rec = FetchRecord {
-            url: url.to_string(),
-            ip: resp.remote_ip,
-            fetch_time,
-            request_head: resp.request_head.clone(),
-            status: resp.status,
-            reason: resp.reason.clone(),
-            http_version: resp.http_version.clone(),
-            response_headers: resp.headers.clone(),
-            payload: payload.to_vec(),
-            truncated: truncated || resp.refused.is_some(),
-        };
+        let rec = resp.warc_record(url, fetch_time);
         let loc = self.0.lock().unwrap().write_fetch(&rec).expect("WARC write");
         Some((loc.file, loc.offset))
     }

@@ -18,7 +18,7 @@ use crawler::crawl::{
 use crawler::fetch::{FetchConfig, FetchResponse, Fetcher, ResolveMap};
 use crawler::partition::PartitionRouter;
 use crawler::urls::{canonical_url, HostPattern, Scope, ScopeRules, TrapGuard, TrapLimits};
-use crawler::warc::{FetchRecord, WarcInfo, WarcWriter};
+use crawler::warc::{WarcInfo, WarcWriter};
 use crossbeam_channel::Sender;
 use detector::{Normalization, TrapRules};
 use serde::Serialize;
@@ -107,20 +107,7 @@ struct WarcRecorder {
 
 impl FetchRecorder for WarcRecorder {
     fn record(&self, url: &str, fetch_time: i64, resp: &FetchResponse) -> Option<(String, u64)> {
-        let (payload, truncated) = resp.payload();
-        let rec = FetchRecord {
-            url: url.to_string(),
-            ip: resp.remote_ip,
-            fetch_time,
-            request_head: resp.request_head.clone(),
-            status: resp.status,
-            reason: resp.reason.clone(),
-            http_version: resp.http_version.clone(),
-            response_headers: resp.headers.clone(),
-            payload: payload.to_vec(),
-            // A body refused after its headers is recorded empty, as cut.
-            truncated: truncated || resp.refused.is_some(),
-        };
+        let rec = resp.warc_record(url, fetch_time);
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         match w.write_fetch(&rec) {
             Ok(loc) => Some((loc.file, loc.offset)),
