@@ -19,11 +19,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Count, Lines};
-use crawler::crawl::{crawl, CrawlConfig, CrawlCounters, CrawlIo, FailureLog, LinkPolicy, ServerConfig};
+use common::{any_scope_links, Count, Lines};
+use crawler::crawl::{crawl, CrawlConfig, CrawlCounters, CrawlIo, FailureLog, ServerConfig};
 use crawler::fetch::{FetchConfig, Fetcher, ResolveMap};
 use crawler::politeness::PolitenessConfig;
-use crawler::urls::{Scope, ScopeRules, TrapGuard, TrapLimits};
 
 const TEST: &str = "sockets_stay_under_a_low_descriptor_limit";
 const LIMIT: usize = 128;
@@ -118,8 +117,7 @@ fn child(addr: SocketAddr, bounded: bool) {
         failure_log: Some(FailureLog::new(Box::new(lines.clone()))),
         ..CrawlConfig::default()
     };
-    let links =
-        Arc::new(LinkPolicy::new(ScopeRules::new(Scope::Any), TrapGuard::new(TrapLimits::default()), 5));
+    let links = any_scope_links();
     let sink = Arc::new(Count::default());
     let io = CrawlIo {
         sink: sink.clone(),
@@ -159,8 +157,7 @@ fn child(addr: SocketAddr, bounded: bool) {
     done.store(true, Relaxed);
     sampler.join().unwrap();
     let most_sockets = most_sockets.load(Relaxed);
-    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
-    let log: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let log = lines.json();
     let pages = *sink.0.lock().unwrap();
     eprintln!(
         "bounded {bounded}: socket limit {limit}, most sockets open {most_sockets}, {pages} pages, {} failure-log \

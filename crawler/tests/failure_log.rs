@@ -14,13 +14,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Discard, Lines};
-use crawler::crawl::{
-    crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, FailureLog, LinkPolicy, ServerConfig,
-};
+use common::{any_scope_links, Discard, Lines};
+use crawler::crawl::{crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, FailureLog, ServerConfig};
 use crawler::fetch::{FetchConfig, Fetcher, ResolveMap};
 use crawler::politeness::PolitenessConfig;
-use crawler::urls::{Scope, ScopeRules, TrapGuard, TrapLimits};
 
 /// A loopback server: `/rN` redirects to `/r{N+1}` without end, robots.txt is 404. One
 /// request per connection; at most 50 connections or 30 s.
@@ -70,8 +67,7 @@ fn run(seeds: Vec<String>, map: ResolveMap) -> (CrawlReport, Vec<serde_json::Val
         failure_log: Some(FailureLog::new(Box::new(lines.clone()))),
         ..CrawlConfig::default()
     };
-    let links =
-        Arc::new(LinkPolicy::new(ScopeRules::new(Scope::Any), TrapGuard::new(TrapLimits::default()), 5));
+    let links = any_scope_links();
     let io = CrawlIo {
         sink: Arc::new(Discard),
         recorder: None,
@@ -85,8 +81,7 @@ fn run(seeds: Vec<String>, map: ResolveMap) -> (CrawlReport, Vec<serde_json::Val
         })
         .expect("the crawl ends within 60 s")
         .expect("crawl");
-    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
-    let log = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let log = lines.json();
     (report, log)
 }
 

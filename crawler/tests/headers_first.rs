@@ -17,14 +17,12 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::Lines;
+use common::{any_scope_links, Lines};
 use crawler::crawl::{
-    crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, CrawledPage, FailureLog, FetchRecorder,
-    LinkPolicy, PageSink,
+    crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, CrawledPage, FailureLog, FetchRecorder, PageSink,
 };
 use crawler::fetch::{FetchConfig, FetchResponse, Fetcher, ResolveMap};
 use crawler::politeness::PolitenessConfig;
-use crawler::urls::{Scope, ScopeRules, TrapGuard, TrapLimits};
 use crawler::warc::{WarcPages, WarcReader, WarcWriter};
 
 const GB: u64 = 1 << 30;
@@ -148,8 +146,7 @@ fn a_video_and_a_huge_blob_are_refused_after_their_headers_and_big_html_is_kept_
         failure_log: Some(FailureLog::new(Box::new(lines.clone()))),
         ..CrawlConfig::default()
     };
-    let links =
-        Arc::new(LinkPolicy::new(ScopeRules::new(Scope::Any), TrapGuard::new(TrapLimits::default()), 5));
+    let links = any_scope_links();
     let warcs = dir.path().join("warcs");
     std::fs::create_dir_all(&warcs).unwrap();
     let warc = Arc::new(Warc(Mutex::new(WarcWriter::new(&warcs, "t", 1 << 30).unwrap())));
@@ -177,8 +174,7 @@ fn a_video_and_a_huge_blob_are_refused_after_their_headers_and_big_html_is_kept_
     // Refused after the headers: counted, logged with the reason, not handed on.
     assert_eq!(ev("body_refused_after_headers"), 2, "{report:?}");
     assert_eq!((ev("skipped_not_text"), ev("skipped_too_large")), (1, 1), "{report:?}");
-    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
-    let log: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let log = lines.json();
     let reason_of = |url: &str| {
         log.iter().find(|l| l["url"] == url).map(|l| l["reason"].as_str().unwrap_or("").to_string())
     };

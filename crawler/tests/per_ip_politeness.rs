@@ -16,13 +16,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::Discard;
-use crawler::crawl::{
-    crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, LinkPolicy, PolitenessKey, ServerConfig,
-};
+use common::{any_scope_links, Discard};
+use crawler::crawl::{crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, PolitenessKey, ServerConfig};
 use crawler::fetch::{FetchConfig, Fetcher, ResolveMap};
 use crawler::politeness::PolitenessConfig;
-use crawler::urls::{Scope, ScopeRules, TrapGuard, TrapLimits};
 
 /// One request as the server saw it.
 #[derive(Debug, Clone)]
@@ -108,8 +105,7 @@ fn run(hosts: &[(String, SocketAddr)], pages: usize, servers: ServerConfig) -> C
         servers,
         ..CrawlConfig::default()
     };
-    let links =
-        Arc::new(LinkPolicy::new(ScopeRules::new(Scope::Any), TrapGuard::new(TrapLimits::default()), 5));
+    let links = any_scope_links();
     let io = CrawlIo {
         sink: Arc::new(Discard),
         recorder: None,

@@ -18,11 +18,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Discard, Lines};
-use crawler::crawl::{crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, FailureLog, LinkPolicy};
+use common::{any_scope_links, Discard, Lines};
+use crawler::crawl::{crawl, CrawlConfig, CrawlCounters, CrawlIo, CrawlReport, FailureLog};
 use crawler::fetch::{FetchConfig, Fetcher, ResolveMap};
 use crawler::politeness::PolitenessConfig;
-use crawler::urls::{Scope, ScopeRules, TrapGuard, TrapLimits};
 
 /// A loopback port with nothing listening on it: bound, then let go.
 fn dead_port() -> SocketAddr {
@@ -110,8 +109,7 @@ fn run(seeds: &[String], resolve: &[(&str, SocketAddr)]) -> Ran {
         failure_log: Some(FailureLog::new(Box::new(lines.clone()))),
         ..CrawlConfig::default()
     };
-    let links =
-        Arc::new(LinkPolicy::new(ScopeRules::new(Scope::Any), TrapGuard::new(TrapLimits::default()), 5));
+    let links = any_scope_links();
     let io = CrawlIo {
         sink: Arc::new(Discard),
         recorder: None,
@@ -130,8 +128,7 @@ fn run(seeds: &[String], resolve: &[(&str, SocketAddr)]) -> Ran {
         .expect("the crawl ends within 60 s")
         .expect("crawl");
     let frontier = store.frontier_counts().unwrap();
-    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
-    let log = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let log = lines.json();
     Ran { report, log, frontier }
 }
 

@@ -15,11 +15,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::Count;
-use crawler::crawl::{crawl, CrawlConfig, CrawlCounters, CrawlIo, LinkPolicy, ServerConfig};
+use common::{any_scope_links, Count};
+use crawler::crawl::{crawl, CrawlConfig, CrawlCounters, CrawlIo, ServerConfig};
 use crawler::fetch::{FetchConfig, Fetcher, ResolveMap};
 use crawler::politeness::PolitenessConfig;
-use crawler::urls::{Scope, ScopeRules, TrapGuard, TrapLimits};
 
 /// Answers the first request of each connection and keeps it open; a second request on it
 /// closes it unanswered. Counts answered and dropped requests; at most 100 connections or
@@ -88,8 +87,7 @@ fn a_request_on_a_connection_the_server_closed_is_sent_again_on_a_fresh_one() {
         servers: ServerConfig::unbounded(),
         ..CrawlConfig::default()
     };
-    let links =
-        Arc::new(LinkPolicy::new(ScopeRules::new(Scope::Any), TrapGuard::new(TrapLimits::default()), 5));
+    let links = any_scope_links();
     let sink = Arc::new(Count::default());
     let counters = Arc::new(CrawlCounters::default());
     let io = CrawlIo { sink: sink.clone(), recorder: None, counters, stop: Arc::new(AtomicBool::new(false)) };

@@ -4,7 +4,13 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use crawler::crawl::{CrawledPage, PageSink};
+use crawler::crawl::{CrawledPage, LinkPolicy, PageSink};
+use crawler::urls::{Scope, ScopeRules, TrapGuard, TrapLimits};
+
+/// Links followed to any host, default trap limits, at most 5 deep.
+pub fn any_scope_links() -> Arc<LinkPolicy> {
+    Arc::new(LinkPolicy::new(ScopeRules::new(Scope::Any), TrapGuard::new(TrapLimits::default()), 5))
+}
 
 /// A sink that keeps nothing.
 pub struct Discard;
@@ -27,6 +33,14 @@ impl PageSink for Count {
 /// A `--failure-log` written to memory.
 #[derive(Clone, Default)]
 pub struct Lines(pub Arc<Mutex<Vec<u8>>>);
+
+impl Lines {
+    /// The lines written, each parsed as JSON.
+    pub fn json(&self) -> Vec<serde_json::Value> {
+        let text = String::from_utf8(self.0.lock().unwrap().clone()).unwrap();
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+}
 impl Write for Lines {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
         self.0.lock().unwrap().extend_from_slice(b);
