@@ -780,16 +780,20 @@ mod tests {
         assert_eq!(names(&q, &q.pick(PickRule { room: 9, focus: None })), ["b"]);
     }
 
+    /// Hosts h0…h5, each with one URL due, ranked 1.0, 0.5, 0.2, 0.05, 0.04, 0.03.
+    fn six_ranked_hosts(t0: Instant) -> (HostQueue, Vec<HostId>) {
+        let mut q = HostQueue::new();
+        let ids: Vec<HostId> = (0..6).map(|i| q.intern(&format!("h{i}"), t0)).collect();
+        for (&id, rank) in ids.iter().zip([1.0, 0.5, 0.2, 0.05, 0.04, 0.03]) {
+            q.set_best(id, Some(1), rank, t0);
+        }
+        (q, ids)
+    }
+
     #[test]
     fn focus_picks_among_the_best_hosts_and_waiting_ones_keep_their_places() {
         let t0 = Instant::now();
-        let mut q = HostQueue::new();
-        let ids: Vec<HostId> = (0..6).map(|i| q.intern(&format!("h{i}"), t0)).collect();
-        for (i, &id) in ids.iter().enumerate() {
-            // h0 1.0, h1 0.5, h2 0.2, h3 0.05, h4 0.04, h5 0.03
-            let rank = [1.0, 0.5, 0.2, 0.05, 0.04, 0.03][i];
-            q.set_best(id, Some(1), rank, t0);
-        }
+        let (mut q, ids) = six_ranked_hosts(t0);
         let rule = |focus_hosts, min_hosts| PickRule {
             room: 10,
             focus: Some(FocusRule { focus_hosts, min_hosts, rank_span: 0.1, spare: 0 }),
@@ -807,12 +811,7 @@ mod tests {
     #[test]
     fn spare_capacity_goes_to_the_best_ready_hosts_beyond_the_focus_set() {
         let t0 = Instant::now();
-        let mut q = HostQueue::new();
-        let ids: Vec<HostId> = (0..6).map(|i| q.intern(&format!("h{i}"), t0)).collect();
-        for (i, &id) in ids.iter().enumerate() {
-            let rank = [1.0, 0.5, 0.2, 0.05, 0.04, 0.03][i];
-            q.set_best(id, Some(1), rank, t0);
-        }
+        let (mut q, ids) = six_ranked_hosts(t0);
         let rule = |room, spare| PickRule {
             room,
             focus: Some(FocusRule { focus_hosts: 64, min_hosts: 2, rank_span: 0.1, spare }),
