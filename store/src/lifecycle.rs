@@ -14,7 +14,11 @@
 //!   sled opens but that has lost data (its files truncated or replaced, so sled recovers an
 //!   older state) is caught by the close nonce: at every clean close a fresh nonce is written
 //!   into the store and then into the marker; on open the store must hold the marker's nonce.
-//!   A kill -9 leaves both at the previous nonce, so a killed run still reopens.
+//!   The marker is also marked `open` from an open to its clean close. A store found open
+//!   was left by a holder that never closed it (kill -9, crash): sled recovers such files to
+//!   a state at or before the kill, once seen (CI, after a SIGKILL) to be older than the last
+//!   nonce's write, so the nonce is not checked then; lost records still show through the
+//!   record counts ([`Counts`]) and `ditto store check`.
 //! - **Holder.** sled allows one process per store. The opener records itself in [`OWNER`]
 //!   (`ditto-store.owner`: command, pid); a second opener that finds the lock taken reports
 //!   `store in use by ditto crawl (pid N)` instead of sled's raw lock error. A long-running
@@ -476,6 +480,13 @@ pub struct Marker {
     /// The nonce before it, accepted too while a close is under way.
     #[serde(default)]
     pub previous_close_nonce: Option<String>,
+    /// Set (durably) when a process opens the store, cleared by its clean close. Found set at
+    /// an open, the last holder stopped without closing (killed, crashed, disk full): sled
+    /// then recovers the store to a state of its own choosing at or before the kill, which
+    /// may lie before the close nonce's write (seen once in CI after a SIGKILL), so the nonce
+    /// cannot judge it. Stores marked by an older ditto read as `false`.
+    #[serde(default)]
+    pub open: bool,
 }
 
 /// Who holds a store open (the owner file).
@@ -784,7 +795,11 @@ fn open_dir(path: &Path, mode: Mode, cache_bytes: u64) -> Result<Store> {
         });
     }
     if let Some(m) = &marker {
-        check_close_nonce(&tree, m)?;
+        if !m.open {
+            check_close_nonce(&tree, m)?;
+        }
+        // From here until the clean close, the nonce no longer vouches for the files.
+        write_marker(path, &Marker { open: true, ..m.clone() })?;
     }
     let store = Store {
         db,
@@ -805,6 +820,7 @@ fn open_dir(path: &Path, mode: Mode, cache_bytes: u64) -> Result<Store> {
             created_at: now_secs(),
             close_nonce: None,
             previous_close_nonce: None,
+            open: true,
         };
         store.tree.flush()?;
         write_marker(path, &m)?;
@@ -845,8 +861,8 @@ impl Drop for Store {
             s.stop();
         }
         // A clean close: a fresh nonce into the marker (the old one still accepted), into the
-        // store, then the marker alone. Skipped when anything failed (the store stays as the
-        // last clean close left it, or as sled recovers it).
+        // store, then the marker alone, no longer open. Skipped when anything failed (the
+        // marker stays open: the next open takes the store as sled recovers it).
         let _ = close_cleanly(path, &self.tree, &self.db);
         if *owner_written {
             let _ = std::fs::remove_file(path.join(OWNER));
@@ -867,6 +883,7 @@ fn close_cleanly(path: &Path, tree: &Tree, db: &Db) -> Result<()> {
     tree.insert(CLOSE_NONCE_KEY, nonce.as_bytes())?;
     db.flush()?;
     m.previous_close_nonce = None;
+    m.open = false;
     write_marker(path, &m)
 }
 
@@ -1226,6 +1243,29 @@ mod tests {
             Err(e) => panic!("expected Damaged, got {e}"),
             Ok(_) => panic!("expected Damaged, got a store"),
         }
+    }
+
+    #[test]
+    fn a_store_whose_holder_never_closed_it_is_taken_as_sled_recovers_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        drop(Store::create_or_open(&path).unwrap());
+        let read =
+            || -> Marker { serde_json::from_slice(&std::fs::read(path.join(MARKER)).unwrap()).unwrap() };
+        assert!(!read().open, "a clean close clears the open mark");
+        let held = Store::open_existing(&path).unwrap();
+        assert!(read().open, "an open store is marked open on disk");
+        drop(held);
+        // What a SIGKILLed holder leaves when sled recovers a state from before the last
+        // close nonce's write: the marker still open, its nonce not in the files.
+        let mut m = read();
+        m.open = true;
+        m.close_nonce = Some("0123".into());
+        write_marker(&path, &m).unwrap();
+        drop(Store::open_existing(&path).expect("a killed holder's store opens"));
+        // Its clean close makes the nonce judge again.
+        assert!(!read().open);
+        drop(Store::open_existing(&path).unwrap());
     }
 
     #[test]
