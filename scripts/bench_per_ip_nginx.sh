@@ -12,6 +12,8 @@
 # and per host the politeness violations of scripts/bench_crawl_nginx.sh.
 #
 #   scripts/bench_per_ip_nginx.sh            # DITTO, WORK, PORT, DELAY_MS, IN_FLIGHT, GAP_MS
+#   MANY_HOSTS=1000 scripts/bench_per_ip_nginx.sh   # the web of scripts/many_hosts_web.py
+#       with 1,000 hosts instead (500 on 127.0.0.1 beside 500 on addresses of their own)
 #
 # Loopback only. Needs Debian's nginx (nginx-light) and python3; builds the web and the label
 # set under WORK as scripts/bench_crawl_nginx.sh does (the same WORK reuses them).
@@ -28,15 +30,24 @@ command -v nginx >/dev/null || { echo "nginx not found: apt-get install -y nginx
 [ -x "$DITTO" ] || { echo "$DITTO not built: cargo build --release --bin ditto" >&2; exit 2; }
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
-if [ ! -f "$WORK/web/seeds.txt" ]; then
-    python3 "$ROOT/scripts/focus_web.py" --out "$WORK/web" --data "$DATA" >&2
+MANY_HOSTS=${MANY_HOSTS:-}
+if [ -n "$MANY_HOSTS" ]; then
+    WEB="$WORK/many-$MANY_HOSTS"
+    if [ ! -f "$WEB/web.json" ]; then
+        python3 "$ROOT/scripts/many_hosts_web.py" --out "$WEB" --hosts "$MANY_HOSTS" --data "$DATA" >&2
+    fi
+else
+    WEB="$WORK/web"
+    if [ ! -f "$WEB/seeds.txt" ]; then
+        python3 "$ROOT/scripts/focus_web.py" --out "$WEB" --data "$DATA" >&2
+    fi
 fi
 if [ ! -f "$WORK/wiki.dls" ]; then
     "$DITTO" labelset build --name wikipedia --min-chars 100 -o "$WORK/wiki.dls" "$DATA/wikipedia/articles" >&2
 fi
 
 # Hosts and their addresses: the first half on 127.0.0.1, the others one address each.
-mapfile -t HOSTS < <(ls "$WORK/web/hosts" | sort)
+mapfile -t HOSTS < <(ls "$WEB/hosts" | sort)
 HALF=$(( ${#HOSTS[@]} / 2 ))
 D="$WORK/per-ip"
 rm -rf "$D" && mkdir -p "$D/nginx"
@@ -65,7 +76,7 @@ http {
     server {
 $LISTEN
         server_name ~^(?<vh>[a-z0-9.-]+)\$;
-        root $WORK/web/hosts/\$vh;
+        root $WEB/hosts/\$vh;
         index index.html;
     }
 }
@@ -79,7 +90,7 @@ NGINX_PID=$(cat "$D/nginx/nginx.pid")
 trap 'kill -QUIT "$NGINX_PID" 2>/dev/null || true' EXIT
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$(date +%s.%N)
-"$DITTO" crawl --store "$D/crawl.db" --labelset "$WORK/wiki.dls" --seeds "$WORK/web/seeds.txt" \
+"$DITTO" crawl --store "$D/crawl.db" --labelset "$WORK/wiki.dls" --seeds "$WEB/seeds.txt" \
     --scope any "${RESOLVE[@]}" --min-delay-ms "$DELAY_MS" --focus bfs --threads 2 --progress none \
     --per-ip-in-flight "$IN_FLIGHT" --per-ip-min-delay-ms "$GAP_MS" --stats-json "$D/stats.json" \
     --user-agent "ditto-crawl-bench/0.1 (+http://localhost/)" >/dev/null 2>"$D/crawl.err" \
