@@ -6,7 +6,7 @@
 #
 # Environment (all optional): DITTO (default target/release/ditto), WORK (default
 # /tmp/ditto-crawl-bench), PORT (18722), DELAY_MS (per-host crawl delay, 20), THREADS (2),
-# DATA (../shared/data).
+# FOCUS (bfs; `labeled` is the focused crawl users get by default), DATA (../shared/data).
 #
 # Steps: build the 535-host web of scripts/focus_web.py once under WORK/web (6,855 pages: one
 # directory per virtual host), build the label set from DATA/wikipedia/articles once, then each
@@ -28,6 +28,7 @@ ROUNDS=${1:-3}
 shift || true
 DITTO=${DITTO:-$ROOT/target/release/ditto}
 WORK=${WORK:-/tmp/ditto-crawl-bench}
+FOCUS=${FOCUS:-bfs}
 PORT=${PORT:-18722}
 DELAY_MS=${DELAY_MS:-20}
 THREADS=${THREADS:-2}
@@ -97,7 +98,7 @@ for round in $(seq "$ROUNDS"); do
     start=$(date +%s.%N)
     "${timer[@]}" "$DITTO" crawl --store "$WORK/crawl.db" --labelset "$WORK/wiki.dls" --seeds "$WORK/web/seeds.txt" \
         --scope any --resolve "*.focus.test=127.0.0.1:$PORT" --min-delay-ms "$DELAY_MS" \
-        --focus bfs --threads "$THREADS" --progress none --stats-json "$WORK/round-$round.json" \
+        --focus "$FOCUS" --threads "$THREADS" --progress none --stats-json "$WORK/round-$round.json" \
         $PER_IP_ARGS \
         --user-agent "ditto-crawl-bench/0.1 (+http://localhost/)" "$@" >/dev/null 2>"$WORK/round-$round.err" \
         || { echo "crawl failed, see $WORK/round-$round.err" >&2; exit 1; }
