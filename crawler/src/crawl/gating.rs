@@ -34,9 +34,14 @@ impl Scheduler {
         let Some(name) = url::Url::parse(&url).ok().and_then(|u| u.host_str().map(str::to_string)) else {
             return Ok(true);
         };
+        // Kept for the host's first robots.txt fetch (its origin), so the queue is read once.
+        if !self.robots.knows(host) {
+            self.head_urls.insert(host.to_string(), url);
+        }
         if let Some(ip) = known_addr(&self.fetcher, &name) {
             self.assign_addr(host, Some(ip), now);
-            return Ok(false);
+            // It starts in this pass if its address's gate lets it in at once.
+            return Ok(self.queue.id(host).is_some_and(|id| self.queue.is_ready(id)));
         }
         self.servers.resolving.insert(host.to_string());
         self.update_host(host, now);
@@ -136,6 +141,7 @@ impl Scheduler {
     /// The host is forgotten (idle): its address too.
     pub(super) fn forget_addr(&mut self, host: &str) {
         self.servers.resolving.remove(host);
+        self.head_urls.remove(host);
         if let Some((Some(ip), _)) = self.servers.host_ip.remove(host) {
             self.leave_server(ip);
         }
