@@ -456,6 +456,12 @@ impl Scheduler {
             if busy(self) >= self.cfg.max_in_flight || self.pages_started >= self.cfg.max_pages {
                 break;
             }
+            // Picked at the pass's start: a host that joined an address's gate since (it
+            // starts in this pass when the gate lets it in at once) may have taken the
+            // gate's turn from a host picked then.
+            if !self.queue.is_ready(picked.id) {
+                continue;
+            }
             let host = self.queue.name(picked.id).to_string();
             let before = self.in_flight;
             self.start_host(&host, now, &mut pass, picked).await?;
