@@ -456,9 +456,8 @@ impl Scheduler {
             if busy(self) >= self.cfg.max_in_flight || self.pages_started >= self.cfg.max_pages {
                 break;
             }
-            // Picked at the pass's start: a host that joined an address's gate since (it
-            // starts in this pass when the gate lets it in at once) may have taken the
-            // gate's turn from a host picked then.
+            // Picked at the pass's start: a host that joined an address's gate since may
+            // have taken the gate's turn from a host picked then.
             if !self.queue.is_ready(picked.id) {
                 continue;
             }
@@ -547,6 +546,9 @@ impl Scheduler {
             return Ok(());
         };
         self.robots.start_fetch(host);
+        // Its address's gap counts from now, not from the pass's start: a pass that starts
+        // many hosts (those that learnt their addresses in it too) lasts a while.
+        let now = now.max(Instant::now());
         self.on_start(host, now);
         self.update_host(host, now);
         self.in_flight += 1;
