@@ -843,6 +843,28 @@ mod tests {
     }
 
     #[test]
+    fn queued_hosts_come_with_their_best_new_priority_and_a_pop_covers_the_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let st = Store::open(&dir.path().join("f.db")).unwrap();
+        st.frontier_add(&[entry("http://a.test/1", "a.test", 5), entry("http://b.test/1", "b.test", 1)])
+            .unwrap();
+        st.frontier_add(&[entry("http://a.test/2", "a.test", 9), entry("http://a.test/3", "a.test", 2)])
+            .unwrap();
+        let mut told = st.frontier_take_queued_hosts_best();
+        told.sort();
+        assert_eq!(told, [("a.test".to_string(), 9), ("b.test".to_string(), 1)]);
+        // Queued, then popped before the crawler took the note: the pop's next best covers
+        // it, and the note (which named the entry just taken) is gone.
+        st.frontier_add(&[entry("http://b.test/2", "b.test", 7)]).unwrap();
+        let (e, next) = st.frontier_pop_and_peek("b.test").unwrap().unwrap();
+        assert_eq!((e.url.as_str(), next), ("http://b.test/2", Some(1)));
+        assert!(st.frontier_take_queued_hosts_best().is_empty());
+        // A requeue tells its entry's priority.
+        st.frontier_requeue(&e).unwrap();
+        assert_eq!(st.frontier_take_queued_hosts_best(), [("b.test".to_string(), 7)]);
+    }
+
+    #[test]
     fn a_full_frontier_drops_links_counts_them_and_takes_more_once_it_drains() {
         let dir = tempfile::tempdir().unwrap();
         let st = Store::open(&dir.path().join("f.db")).unwrap();
