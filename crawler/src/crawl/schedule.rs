@@ -546,8 +546,8 @@ impl Scheduler {
             return Ok(());
         };
         self.robots.start_fetch(host);
-        // Its address's gap counts from now, not from the pass's start: a pass that starts
-        // many hosts (those that learnt their addresses in it too) lasts a while.
+        // Its address's gap counts from now, not from the pass's start (a pass that starts
+        // many hosts lasts a while), as a page fetch's does.
         let now = now.max(Instant::now());
         self.on_start(host, now);
         self.update_host(host, now);
