@@ -140,7 +140,8 @@ pub(crate) fn ticket_key(taken: &Taken, fp: u64) -> Vec<u8> {
 /// rather than every host's queue head after each fetch.
 #[derive(Default)]
 pub(crate) struct QueuedHosts {
-    hosts: std::sync::Mutex<HashSet<String>>,
+    /// Each host told of, with the best priority queued for it since it was last taken.
+    hosts: std::sync::Mutex<HashMap<String, u32>>,
     /// Called when a host is told of into an empty set, and when tickets are completed
     /// ([`Store::frontier_set_waker`]).
     waker: std::sync::RwLock<Option<Waker>>,
@@ -155,12 +156,16 @@ impl std::fmt::Debug for QueuedHosts {
 }
 
 impl QueuedHosts {
-    fn note<'a>(&self, hosts: impl IntoIterator<Item = &'a str>) {
+    /// `(host, priority)`: an entry of that priority was queued for the host.
+    fn note<'a>(&self, hosts: impl IntoIterator<Item = (&'a str, u32)>) {
         let mut set = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
         let was_empty = set.is_empty();
-        for h in hosts {
-            if !set.contains(h) {
-                set.insert(h.to_string());
+        for (h, p) in hosts {
+            match set.get_mut(h) {
+                Some(best) => *best = (*best).max(p),
+                None => {
+                    set.insert(h.to_string(), p);
+                }
             }
         }
         let wake = was_empty && !set.is_empty();
@@ -505,7 +510,7 @@ impl Store {
         &self,
         entries: &'a [FrontierEntry],
         writes: &mut Vec<(Vec<u8>, Vec<u8>)>,
-        fresh: &mut Vec<(u64, &'a str)>,
+        fresh: &mut Vec<(u64, &'a str, u32)>,
     ) -> Result<AddOutcome> {
         let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = AddOutcome::default();
@@ -522,7 +527,7 @@ impl Store {
                 continue;
             }
             self.cap.open.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            fresh.push((fp, e.host_key.as_str()));
+            fresh.push((fp, e.host_key.as_str(), e.priority));
             let seq = self.db.generate_id()?;
             let v = serde_json::to_vec(e).map_err(|x| corrupt(&e.url, x))?;
             writes.push((queue_key(e, seq), v));
@@ -534,14 +539,14 @@ impl Store {
 
     /// Once a batch of [`Store::stage_links`] is applied: its URLs are seen, and their hosts
     /// have URLs queued.
-    pub(crate) fn commit_seen(&self, fresh: &[(u64, &str)]) {
+    pub(crate) fn commit_seen(&self, fresh: &[(u64, &str, u32)]) {
         {
             let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-            for &(fp, _) in fresh {
+            for &(fp, _, _) in fresh {
                 seen.insert(fp);
             }
         }
-        self.queued_hosts.note(fresh.iter().map(|&(_, h)| h));
+        self.queued_hosts.note(fresh.iter().map(|&(_, h, p)| (h, p)));
     }
 
     /// The hosts that had URLs queued (links, seeds, requeues) since the last call, each
@@ -549,6 +554,17 @@ impl Store {
     /// in memory reads these hosts' queue heads ([`Store::frontier_peek`]) instead of every
     /// host's ([`Store::frontier_hosts`]); a host whose queue it finds empty it drops.
     pub fn frontier_take_queued_hosts(&self) -> Vec<String> {
+        self.frontier_take_queued_hosts_best().into_iter().map(|(h, _)| h).collect()
+    }
+
+    /// [`Store::frontier_take_queued_hosts`] with the best priority queued for each host
+    /// since it was last taken. A crawler whose view of a host's best untaken priority is
+    /// up to date (it learns of every pop from [`Store::frontier_pop_and_peek`], and of every
+    /// entry queued from here) takes the greater of the two as the host's best without
+    /// reading the host's queue: entries are only added by queueing (told here) and taken
+    /// by the crawler. (A host told of whose new entry the crawler took before this call
+    /// may look queued when it is not: its next pop finds out.)
+    pub fn frontier_take_queued_hosts_best(&self) -> Vec<(String, u32)> {
         let mut set = self.queued_hosts.hosts.lock().unwrap_or_else(|e| e.into_inner());
         set.drain().collect()
     }
@@ -661,6 +677,9 @@ impl Store {
         drop(it);
         let e = decode_entry(&k, &v)?;
         taken.take(url_fingerprint(&e.url), k.to_vec());
+        // `next` covers every entry queued so far (queueing holds the write lock too): a
+        // note of the host not taken yet would only repeat it, or name the entry just taken.
+        self.queued_hosts.hosts.lock().unwrap_or_else(|e| e.into_inner()).remove(host_key);
         Ok(Some((e, next)))
     }
 
@@ -707,7 +726,7 @@ impl Store {
             batch.remove(k);
             batch.insert(queue_key(&e, self.db.generate_id()?), v);
             self.tree.apply_batch(batch)?;
-            self.queued_hosts.note([e.host_key.as_str()]);
+            self.queued_hosts.note([(e.host_key.as_str(), e.priority)]);
             n += 1;
         }
         Ok(n)
@@ -726,7 +745,7 @@ impl Store {
         self.tree.apply_batch(batch)?;
         taken.release(fp);
         drop(taken);
-        self.queued_hosts.note([e.host_key.as_str()]);
+        self.queued_hosts.note([(e.host_key.as_str(), e.priority)]);
         Ok(())
     }
 
@@ -821,6 +840,28 @@ mod tests {
         let before = wakes.load(std::sync::atomic::Ordering::Relaxed);
         st.frontier_finish("http://a.test/2", &[]).unwrap();
         assert!(wakes.load(std::sync::atomic::Ordering::Relaxed) > before);
+    }
+
+    #[test]
+    fn queued_hosts_come_with_their_best_new_priority_and_a_pop_covers_the_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let st = Store::open(&dir.path().join("f.db")).unwrap();
+        st.frontier_add(&[entry("http://a.test/1", "a.test", 5), entry("http://b.test/1", "b.test", 1)])
+            .unwrap();
+        st.frontier_add(&[entry("http://a.test/2", "a.test", 9), entry("http://a.test/3", "a.test", 2)])
+            .unwrap();
+        let mut told = st.frontier_take_queued_hosts_best();
+        told.sort();
+        assert_eq!(told, [("a.test".to_string(), 9), ("b.test".to_string(), 1)]);
+        // Queued, then popped before the crawler took the note: the pop's next best covers
+        // it, and the note (which named the entry just taken) is gone.
+        st.frontier_add(&[entry("http://b.test/2", "b.test", 7)]).unwrap();
+        let (e, next) = st.frontier_pop_and_peek("b.test").unwrap().unwrap();
+        assert_eq!((e.url.as_str(), next), ("http://b.test/2", Some(1)));
+        assert!(st.frontier_take_queued_hosts_best().is_empty());
+        // A requeue tells its entry's priority.
+        st.frontier_requeue(&e).unwrap();
+        assert_eq!(st.frontier_take_queued_hosts_best(), [("b.test".to_string(), 7)]);
     }
 
     #[test]

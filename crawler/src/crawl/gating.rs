@@ -13,6 +13,11 @@ use crate::dns::{first_ip, lookup_guarded};
 use crate::error::CrawlError;
 use crate::fetch::{is_non_public, FetchError, FetchErrorKind, Fetcher};
 
+/// Most hosts whose first queued URL the scheduler keeps while their robots.txt is not
+/// fetched yet ([`Scheduler::head_urls`](super::schedule::Scheduler)): about 100 bytes
+/// each, a few MiB at most (hosts waiting this way already hold more in the queue).
+const HEAD_URLS: usize = 65_536;
+
 impl Scheduler {
     /// Whether `host` may start a request as far as its address goes: true when its
     /// address is known (or no address is bounded). Else its address is learnt now (a
@@ -34,6 +39,12 @@ impl Scheduler {
         let Some(name) = url::Url::parse(&url).ok().and_then(|u| u.host_str().map(str::to_string)) else {
             return Ok(true);
         };
+        // Kept for the host's first robots.txt fetch (its origin), so the queue is read once;
+        // for at most HEAD_URLS hosts (a focused crawl learns the addresses of many hosts
+        // it then leaves waiting behind their gates: beyond, their queues are read again).
+        if !self.robots.knows(host) && self.head_urls.len() < HEAD_URLS {
+            self.head_urls.insert(host.to_string(), url);
+        }
         if let Some(ip) = known_addr(&self.fetcher, &name) {
             self.assign_addr(host, Some(ip), now);
             return Ok(false);
@@ -136,6 +147,7 @@ impl Scheduler {
     /// The host is forgotten (idle): its address too.
     pub(super) fn forget_addr(&mut self, host: &str) {
         self.servers.resolving.remove(host);
+        self.head_urls.remove(host);
         if let Some((Some(ip), _)) = self.servers.host_ip.remove(host) {
             self.leave_server(ip);
         }

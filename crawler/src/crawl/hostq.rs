@@ -239,6 +239,12 @@ impl HostQueue {
         self.slot(id).map(|s| s.status)
     }
 
+    /// Whether the host may start a request now (in the ready set: due, and let in by its
+    /// gate if it has one).
+    pub fn is_ready(&self, id: HostId) -> bool {
+        self.slot(id).is_some_and(|s| s.in_ready)
+    }
+
     /// Hosts interned (queued or not).
     pub fn interned(&self) -> usize {
         self.ids.len()

@@ -45,6 +45,11 @@ impl RobotsBook {
         h.origins.iter().find(|(o, _, until)| o == origin && *until > now).map(|(_, r, _)| r.clone())
     }
 
+    /// Whether a robots.txt of `host` was read (for any origin, expired or not).
+    pub(super) fn knows(&self, host: &str) -> bool {
+        self.hosts.get(host).is_some_and(|h| !h.origins.is_empty())
+    }
+
     /// Every origin of `host` whose robots.txt was read, with its rules (expired or not).
     pub(super) fn origins(&self, host: &str) -> Vec<(String, Arc<RobotsState>)> {
         self.hosts

@@ -90,6 +90,10 @@ pub(super) struct Scheduler {
     pub(super) retired: Retirements,
     /// The hosts' IP addresses and the requests per address ([`super::servers`]).
     pub(super) servers: Servers,
+    /// A queued URL of each host whose address was learnt and none of whose robots.txt
+    /// files is known yet: its first robots.txt fetch goes to that URL's origin without
+    /// reading the host's queue again.
+    pub(super) head_urls: HashMap<String, String>,
     /// Address lookups that finished.
     pub(super) resolved_tx: UnboundedSender<Resolved>,
     pub(super) resolved_rx: UnboundedReceiver<Resolved>,
@@ -161,6 +165,7 @@ impl Scheduler {
             retries: HashMap::new(),
             retired,
             servers,
+            head_urls: HashMap::new(),
             resolved_tx,
             resolved_rx,
             sitemaps: SitemapJobs::default(),
@@ -274,9 +279,11 @@ impl Scheduler {
         if std::mem::take(&mut self.full_read) {
             self.read_all_hosts(now)?;
         } else {
-            for host in self.store.frontier_take_queued_hosts() {
-                let best = self.store.frontier_peek(&host)?;
-                self.set_best(&host, best, now);
+            // The store says the best priority queued since; the host's best is the greater
+            // of it and the one known (pops tell the next best): no read of its queue.
+            for (host, p) in self.store.frontier_take_queued_hosts_best() {
+                let known = self.queue.id(&host).and_then(|id| self.queue.best(id));
+                self.set_best(&host, Some(known.map_or(p, |b| b.max(p))), now);
             }
         }
         if let Some(r) = self.cfg.ranker.clone() {
@@ -449,6 +456,11 @@ impl Scheduler {
             if busy(self) >= self.cfg.max_in_flight || self.pages_started >= self.cfg.max_pages {
                 break;
             }
+            // Picked at the pass's start: a host that joined an address's gate since may
+            // have taken the gate's turn from a host picked then.
+            if !self.queue.is_ready(picked.id) {
+                continue;
+            }
             let host = self.queue.name(picked.id).to_string();
             let before = self.in_flight;
             self.start_host(&host, now, &mut pass, picked).await?;
@@ -534,6 +546,9 @@ impl Scheduler {
             return Ok(());
         };
         self.robots.start_fetch(host);
+        // Its address's gap counts from now, not from the pass's start (a pass that starts
+        // many hosts lasts a while), as a page fetch's does.
+        let now = now.max(Instant::now());
         self.on_start(host, now);
         self.update_host(host, now);
         self.in_flight += 1;
@@ -567,6 +582,22 @@ impl Scheduler {
         pass: &mut Pass,
         slot: Picked,
     ) -> Result<(), CrawlError> {
+        // A host none of whose robots.txt files is known: its best URL's robots.txt first,
+        // the URL left in its place (not taken and queued again: a read and a write of the
+        // store per new host).
+        if !self.robots.knows(host) {
+            let url = match self.head_urls.remove(host) {
+                Some(url) => Some(url),
+                None => self.store.frontier_pop_peek_url(host)?,
+            };
+            let Some(url) = url else {
+                self.set_best(host, None, now);
+                return Ok(());
+            };
+            if origin_of(&url).and_then(|o| self.robots.rules(host, &o, now)).is_none() {
+                return self.start_robots_fetch(host, &url, now, pass).await;
+            }
+        }
         let Some(entry) = self.pop(host)? else { return Ok(()) };
         let rules = origin_of(&entry.url).and_then(|o| self.robots.rules(host, &o, now));
         let Some(robots) = rules else {
