@@ -794,11 +794,10 @@ fn open_dir(path: &Path, mode: Mode, cache_bytes: u64) -> Result<Store> {
             ),
         });
     }
-    if let Some(m) = &marker {
-        if !m.open {
-            check_close_nonce(&tree, m)?;
-        }
-        // From here until the clean close, the nonce no longer vouches for the files.
+    // A marker found open stays so; else from here until the clean close the nonce no longer
+    // vouches for the files.
+    if let Some(m) = marker.as_ref().filter(|m| !m.open) {
+        check_close_nonce(&tree, m)?;
         write_marker(path, &Marker { open: true, ..m.clone() })?;
     }
     let store = Store {
