@@ -1222,7 +1222,7 @@ mod tests {
         std::fs::create_dir(&empty).unwrap();
         assert!(matches!(Store::open_existing(&empty), Err(StoreError::NotAStore { .. })));
         drop(Store::create_or_open(&empty).unwrap());
-        let m: Marker = serde_json::from_slice(&std::fs::read(empty.join(MARKER)).unwrap()).unwrap();
+        let m = marker_of(&empty);
         assert!(m.close_nonce.is_some() && m.previous_close_nonce.is_none());
         assert!(!empty.join(OWNER).exists());
         drop(Store::open_existing(&empty).unwrap());
@@ -1234,7 +1234,7 @@ mod tests {
         let path = dir.path().join("s.db");
         drop(Store::create_or_open(&path).unwrap());
         // An older copy of the sled files: the marker names a nonce they do not hold.
-        let mut m: Marker = serde_json::from_slice(&std::fs::read(path.join(MARKER)).unwrap()).unwrap();
+        let mut m = marker_of(&path);
         m.close_nonce = Some("0123".into());
         write_marker(&path, &m).unwrap();
         match Store::open_existing(&path) {
@@ -1244,13 +1244,16 @@ mod tests {
         }
     }
 
+    fn marker_of(dir: &Path) -> Marker {
+        serde_json::from_slice(&std::fs::read(dir.join(MARKER)).unwrap()).unwrap()
+    }
+
     #[test]
     fn a_store_whose_holder_never_closed_it_is_taken_as_sled_recovers_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.db");
         drop(Store::create_or_open(&path).unwrap());
-        let read =
-            || -> Marker { serde_json::from_slice(&std::fs::read(path.join(MARKER)).unwrap()).unwrap() };
+        let read = || marker_of(&path);
         assert!(!read().open, "a clean close clears the open mark");
         let held = Store::open_existing(&path).unwrap();
         assert!(read().open, "an open store is marked open on disk");
