@@ -127,6 +127,30 @@ def slug(title):
     return re.sub(r"[^A-Za-z0-9()_,.-]", "_", title.replace(" ", "_"))
 
 
+def read_texts(data, rng, filler_min, filler_max):
+    """Wikipedia articles (the label set's sources: title and paragraphs over 120 chars, 3 at
+    least) and Debian documentation paragraphs of filler_min..filler_max chars as filler,
+    distinct and shuffled by rng; exits when --data holds too little."""
+    articles = []
+    for f in sorted((data / "wikipedia" / "articles").glob("*.html")):
+        title, paras = read_paras(f)
+        paras = [p for p in paras if len(p) > 120]
+        if title and len(paras) >= 3:
+            articles.append((title, paras))
+    filler = []
+    for d in sorted((data / "reuse" / "site").iterdir()):
+        if ".en." not in d.name and not d.name.startswith("llvm-15"):
+            continue
+        for f in sorted(d.rglob("*.html")):
+            _, paras = read_paras(f)
+            filler.extend(p for p in paras if filler_min < len(p) < filler_max)
+    filler = sorted(set(filler))
+    rng.shuffle(filler)
+    if len(articles) < 40 or len(filler) < 500:
+        raise SystemExit("not enough text under --data")
+    return articles, filler
+
+
 def main():
     global SUFFIX
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -149,24 +173,7 @@ def main():
     if hosts_dir.exists():
         raise SystemExit(f"{hosts_dir} exists: remove it first")
 
-    # Wikipedia articles (the label set's sources) and Debian documentation paragraphs.
-    articles = []
-    for f in sorted((data / "wikipedia" / "articles").glob("*.html")):
-        title, paras = read_paras(f)
-        paras = [p for p in paras if len(p) > 120]
-        if title and len(paras) >= 3:
-            articles.append((title, paras))
-    filler = []
-    for d in sorted((data / "reuse" / "site").iterdir()):
-        if ".en." not in d.name and not d.name.startswith("llvm-15"):
-            continue
-        for f in sorted(d.rglob("*.html")):
-            _, paras = read_paras(f)
-            filler.extend(p for p in paras if 80 < len(p) < 1200)
-    filler = sorted(set(filler))
-    rng.shuffle(filler)
-    if len(articles) < 40 or len(filler) < 500:
-        raise SystemExit("not enough text under --data")
+    articles, filler = read_texts(data, rng, 80, 1200)
 
     names = set()
 

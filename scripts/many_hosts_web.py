@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from focus_web import WORDS, a, page, read_paras, slug  # noqa: E402
+from focus_web import WORDS, a, page, read_texts, slug  # noqa: E402
 
 
 def main():
@@ -53,23 +53,7 @@ def main():
     if hosts_dir.exists():
         raise SystemExit(f"{hosts_dir} exists: remove it first")
 
-    articles = []
-    for f in sorted((data / "wikipedia" / "articles").glob("*.html")):
-        title, paras = read_paras(f)
-        paras = [p for p in paras if len(p) > 120]
-        if title and len(paras) >= 3:
-            articles.append((title, paras))
-    filler = []
-    for d in sorted((data / "reuse" / "site").iterdir()):
-        if ".en." not in d.name and not d.name.startswith("llvm-15"):
-            continue
-        for f in sorted(d.rglob("*.html")):
-            _, paras = read_paras(f)
-            filler.extend(p for p in paras if 200 < len(p) < 1500)
-    filler = sorted(set(filler))
-    rng.shuffle(filler)
-    if len(articles) < 40 or len(filler) < 500:
-        raise SystemExit("not enough text under --data")
+    articles, filler = read_texts(data, rng, 200, 1500)
 
     n = args.hosts
     hosts = ["%s%s%d.test" % (rng.choice(WORDS), rng.choice(WORDS), i) for i in range(n)]
