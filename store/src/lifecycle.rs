@@ -1065,8 +1065,10 @@ impl CheckReport {
 }
 
 /// Key prefixes of the ditto tree that [`Store::check`] knows.
-const KNOWN_PREFIXES: [&[u8]; 14] =
-    [b"m/", b"p/", b"n/", b"t/", b"w/", b"o/", b"l/", b"x/", b"q/", b"i/", b"s/", b"hc/", b"rf/", b"d/"];
+const KNOWN_PREFIXES: [&[u8]; 15] = [
+    b"m/", b"p/", b"n/", b"t/", b"w/", b"o/", b"l/", b"x/", b"q/", b"i/", b"s/", b"sb/", b"hc/", b"rf/",
+    b"d/",
+];
 
 impl Store {
     /// Verify the store completely: every sled tree is walked, every record decoded (pages,
@@ -1171,6 +1173,12 @@ impl Store {
                 }
             });
             r.count("s/ seen URLs", item);
+        }
+        for kv in self.tree.scan_prefix(crate::frontier::SEEN_BATCH) {
+            match kv.and_then(|(k, v)| crate::frontier::seen_batch_fingerprints(&k, &v)) {
+                Ok(fps) => *r.records.entry("s/ seen URLs".into()).or_default() += fps.len() as u64,
+                Err(e) => r.problem(format!("sb/ seen URLs: {e}")),
+            }
         }
         for kv in self.tree.scan_prefix(crate::frontier::HOST_COUNT) {
             let item = kv.and_then(|(k, v)| {
