@@ -400,7 +400,7 @@ pub(crate) fn fp_key(prefix: &[u8], fp: u64) -> Vec<u8> {
 
 /// The fingerprints of an `sb/` record.
 pub(crate) fn seen_batch_fingerprints(k: &[u8], v: &[u8]) -> Result<Vec<u64>> {
-    if k.len() != SEEN_BATCH.len() + 8 || v.len() % 8 != 0 {
+    if k.len() != SEEN_BATCH.len() + 8 || !v.len().is_multiple_of(8) {
         return Err(corrupt(&String::from_utf8_lossy(k), "seen batch record of a wrong length"));
     }
     Ok(v.chunks_exact(8)
