@@ -22,75 +22,20 @@ import json
 import os
 import re
 import resource
-import subprocess
 import sys
 import time
-from html.parser import HTMLParser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "target", "peer-venv")
-VPY = os.path.join(VENV, "bin", "python")
 
-
-def ensure_venv():
-    try:
-        import datasketch  # noqa: F401
-
-        return
-    except ImportError:
-        pass
-    if os.path.abspath(sys.executable) == os.path.abspath(VPY):
-        sys.exit("datasketch is missing from " + VENV)
-    if not os.path.exists(VPY):
-        subprocess.check_call([sys.executable, "-m", "venv", VENV])
-    check = subprocess.run([VPY, "-c", "import datasketch"], capture_output=True)
-    if check.returncode != 0:
-        subprocess.check_call([VPY, "-m", "pip", "install", "-q", "datasketch==2.0.0"])
-    os.execv(VPY, [VPY] + sys.argv)
-
-
-SKIP = {"script", "style", "noscript", "template", "head"}
-BLOCK = {
-    "p", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "td", "th", "tr",
-    "table", "br", "dd", "dt", "dl", "blockquote", "section", "article", "header", "footer",
-    "nav", "aside", "main", "hr", "title", "form", "figure", "figcaption", "caption",
-}
-
-
-class Text(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.out = []
-        self.skip = 0
-
-    def handle_starttag(self, tag, attrs):
-        if tag in SKIP:
-            self.skip += 1
-        elif tag in BLOCK:
-            self.out.append("\n")
-
-    def handle_startendtag(self, tag, attrs):
-        if tag in BLOCK:
-            self.out.append("\n")
-
-    def handle_endtag(self, tag):
-        if tag in SKIP:
-            self.skip = max(0, self.skip - 1)
-        elif tag in BLOCK:
-            self.out.append("\n")
-
-    def handle_data(self, data):
-        if not self.skip:
-            self.out.append(data)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_text import block_text, ensure_venv  # noqa: E402
 
 
 def visible_text(path):
     raw = open(path, "rb").read().decode("utf-8", errors="replace")
     if path.endswith(".html") or path.endswith(".htm"):
-        p = Text()
-        p.feed(raw)
-        p.close()
-        raw = "".join(p.out)
+        raw = block_text(raw)
     return " ".join(raw.split())
 
 
@@ -107,7 +52,7 @@ def main():
     ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data", "reuse"))
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    ensure_venv()
+    ensure_venv(VENV)
     from datasketch import MinHash, MinHashLSH
 
     site = os.path.join(a.data, "site")

@@ -56,69 +56,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from html.parser import HTMLParser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.environ.get("PEERS_VENV", "/tmp/peers-venv")
-VPY = os.path.join(VENV, "bin", "python")
 
-
-def ensure_venv():
-    try:
-        import datasketch  # noqa: F401
-
-        return
-    except ImportError:
-        pass
-    if os.path.abspath(sys.executable) == os.path.abspath(VPY):
-        sys.exit("datasketch is missing from " + VENV)
-    if not os.path.exists(VPY):
-        subprocess.check_call([sys.executable, "-m", "venv", VENV])
-    if subprocess.run([VPY, "-c", "import datasketch"], capture_output=True).returncode != 0:
-        subprocess.check_call([VPY, "-m", "pip", "install", "-q", "datasketch==2.0.0"])
-    os.execv(VPY, [VPY] + sys.argv)
-
-
-SKIP = {"script", "style", "noscript", "template", "head"}
-BLOCK = {
-    "p", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "td", "th", "tr",
-    "table", "br", "dd", "dt", "dl", "blockquote", "section", "article", "header", "footer",
-    "nav", "aside", "main", "hr", "title", "form", "figure", "figcaption", "caption",
-}
-
-
-class Blocks(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.out = []
-        self.skip = 0
-
-    def handle_starttag(self, tag, attrs):
-        if tag in SKIP:
-            self.skip += 1
-        elif tag in BLOCK:
-            self.out.append("\n")
-
-    def handle_startendtag(self, tag, attrs):
-        if tag in BLOCK:
-            self.out.append("\n")
-
-    def handle_endtag(self, tag):
-        if tag in SKIP:
-            self.skip = max(0, self.skip - 1)
-        elif tag in BLOCK:
-            self.out.append("\n")
-
-    def handle_data(self, data):
-        if not self.skip:
-            self.out.append(data)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_text import block_text, ensure_venv  # noqa: E402
 
 
 def paragraphs(html):
-    p = Blocks()
-    p.feed(html)
-    p.close()
-    lines = (" ".join(l.split()) for l in "".join(p.out).split("\n"))
+    lines = (" ".join(l.split()) for l in block_text(html).split("\n"))
     return [l for l in lines if l]
 
 
@@ -362,7 +309,7 @@ def main():
     ap.add_argument("--peers", default="ngram,minhash")
     a = ap.parse_args()
     a.peers = set(a.peers.split(","))
-    ensure_venv()
+    ensure_venv(VENV)
     if not os.path.exists(a.gen):
         subprocess.check_call(["cargo", "build", "--release", "-q", "-p", "testweb", "--example", "gen_edited_web"],
                               cwd=ROOT)
