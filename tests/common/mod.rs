@@ -108,3 +108,15 @@ pub fn scan_with_stats(store: &Path, labelset: &Path, stats: &Path, args: &[&str
 pub fn read_stats(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).expect("stats JSON")).expect("stats JSON parses")
 }
+
+/// The `neighborhood` of every row of a JSONL report (`ditto report --format jsonl`).
+pub fn neighborhoods(jsonl: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(jsonl)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("report row is JSON");
+            v["neighborhood"].as_str().expect("neighborhood field").to_string()
+        })
+        .collect()
+}

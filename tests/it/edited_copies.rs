@@ -75,17 +75,6 @@ fn score(truth: &Truth, reported: &[String]) -> Scores {
 }
 
 /// The `neighborhood` field of each JSON Lines row.
-fn neighborhoods(jsonl: &[u8]) -> Vec<String> {
-    String::from_utf8_lossy(jsonl)
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).expect("report row is JSON");
-            v["neighborhood"].as_str().expect("neighborhood field").to_string()
-        })
-        .collect()
-}
-
 /// Generate the row's web in `dir`, build its label set, scan and report it: the truth, the
 /// reported neighborhoods and the pages `--level page` reports.
 fn run_row(edit: Edit, dir: &Path) -> (Truth, Vec<String>, Vec<String>) {

@@ -49,16 +49,7 @@ fn a_host_path_folder_scanned_without_a_flag_finds_the_copier() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("subfolders are host names, read as http://HOST/PATH"), "{err}");
     let out = run_ok(&["report", "--store", db.to_str().unwrap(), "--format", "jsonl"]);
-    let flagged: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["neighborhood"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let flagged = neighborhoods(&out.stdout);
     assert!(
         flagged.iter().any(|n| n.starts_with("http://farm.test/")),
         "the farm is not flagged: {flagged:?}"
@@ -202,15 +193,7 @@ fn messages_say_what_is_wrong_and_what_to_do() {
 
     // Reviewed neighborhoods left out by --unreviewed are counted, not hidden.
     let (_, rows, _) = ditto_out(&["report", "--store", dbs, "--format", "jsonl"]);
-    let names: Vec<String> = rows
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["neighborhood"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let names = neighborhoods(rows.as_bytes());
     assert!(names.len() >= 2, "{names:?}");
     let labels: String = names
         .iter()

@@ -185,17 +185,7 @@ fn csrf_of(body: &str) -> String {
 fn report_hoods(db: &Path, extra: &[&str]) -> Vec<String> {
     let mut args = vec!["report", "--store", db.to_str().unwrap(), "--threshold", "0.1"];
     args.extend_from_slice(extra);
-    let out = run_ok(&args);
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["neighborhood"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect()
+    neighborhoods(&run_ok(&args).stdout)
 }
 
 fn pct(s: &str) -> String {
