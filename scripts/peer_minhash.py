@@ -29,7 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "target", "peer-venv")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peer_text import block_text, ensure_venv  # noqa: E402
+import own_venv  # noqa: E402
+from peer_text import block_text  # noqa: E402
 
 
 def visible_text(path):
@@ -52,7 +53,7 @@ def main():
     ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data", "reuse"))
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    ensure_venv(VENV)
+    own_venv.ensure(VENV, "datasketch", "datasketch==2.0.0")
     from datasketch import MinHash, MinHashLSH
 
     site = os.path.join(a.data, "site")

@@ -1,28 +1,7 @@
-"""What the Python peer scripts share: their own virtual environment with datasketch, and the
-visible text of a page as the truth's extractor rules give it (html.parser; script, style,
-noscript, template and head dropped; block tags are line breaks)."""
-import os
-import subprocess
-import sys
+"""The visible text of a page for the Python peer scripts, by the truth's extractor rules
+(html.parser; script, style, noscript, template and head dropped; block tags are line
+breaks)."""
 from html.parser import HTMLParser
-
-
-def ensure_venv(venv):
-    """Re-run this script under `venv`'s Python with datasketch 2.0.0, making it on first use."""
-    try:
-        import datasketch  # noqa: F401
-
-        return
-    except ImportError:
-        pass
-    vpy = os.path.join(venv, "bin", "python")
-    if os.path.abspath(sys.executable) == os.path.abspath(vpy):
-        sys.exit("datasketch is missing from " + venv)
-    if not os.path.exists(vpy):
-        subprocess.check_call([sys.executable, "-m", "venv", venv])
-    if subprocess.run([vpy, "-c", "import datasketch"], capture_output=True).returncode != 0:
-        subprocess.check_call([vpy, "-m", "pip", "install", "-q", "datasketch==2.0.0"])
-    os.execv(vpy, [vpy] + sys.argv)
 
 
 SKIP = {"script", "style", "noscript", "template", "head"}

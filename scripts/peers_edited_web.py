@@ -61,7 +61,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.environ.get("PEERS_VENV", "/tmp/peers-venv")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peer_text import block_text, ensure_venv  # noqa: E402
+import own_venv  # noqa: E402
+from peer_text import block_text  # noqa: E402
 
 
 def paragraphs(html):
@@ -309,7 +310,7 @@ def main():
     ap.add_argument("--peers", default="ngram,minhash")
     a = ap.parse_args()
     a.peers = set(a.peers.split(","))
-    ensure_venv(VENV)
+    own_venv.ensure(VENV, "datasketch", "datasketch==2.0.0")
     if not os.path.exists(a.gen):
         subprocess.check_call(["cargo", "build", "--release", "-q", "-p", "testweb", "--example", "gen_edited_web"],
                               cwd=ROOT)

@@ -10,32 +10,17 @@ Usage: scripts/read_parquet.py FILE...
 """
 import json
 import os
-import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.environ.get("DITTO_PYARROW_VENV", os.path.join(ROOT, "target", "pyarrow-venv"))
-VPY = os.path.join(VENV, "bin", "python")
 
-
-def ensure_venv():
-    try:
-        import pyarrow  # noqa: F401
-
-        return
-    except ImportError:
-        pass
-    if os.path.abspath(sys.executable) == os.path.abspath(VPY):
-        sys.exit("pyarrow is not importable in " + VENV)
-    if not os.path.exists(VPY):
-        subprocess.check_call([sys.executable, "-m", "venv", VENV])
-    if subprocess.call([VPY, "-c", "import pyarrow"], stderr=subprocess.DEVNULL) != 0:
-        subprocess.check_call([VPY, "-m", "pip", "install", "-q", "pyarrow"])
-    os.execv(VPY, [VPY] + sys.argv)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import own_venv  # noqa: E402
 
 
 def main():
-    ensure_venv()
+    own_venv.ensure(VENV, "pyarrow", "pyarrow")
     import pyarrow.parquet as pq
 
     for path in sys.argv[1:]:

@@ -17,28 +17,13 @@ Usage: scripts/read_warc_warcio.py FILE...
 import hashlib
 import json
 import os
-import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.environ.get("DITTO_WARCIO_VENV", os.path.join(ROOT, "target", "warcio-venv"))
-VPY = os.path.join(VENV, "bin", "python")
 
-
-def ensure_venv():
-    try:
-        import warcio  # noqa: F401
-
-        return
-    except ImportError:
-        pass
-    if os.path.abspath(sys.executable) == os.path.abspath(VPY):
-        sys.exit("warcio is not importable in " + VENV)
-    if not os.path.exists(VPY):
-        subprocess.check_call([sys.executable, "-m", "venv", VENV])
-    if subprocess.call([VPY, "-c", "import warcio"], stderr=subprocess.DEVNULL) != 0:
-        subprocess.check_call([VPY, "-m", "pip", "install", "-q", "warcio==1.8.1"])
-    os.execv(VPY, [VPY] + sys.argv)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import own_venv  # noqa: E402
 
 
 def records(path, read):
@@ -52,7 +37,7 @@ def records(path, read):
 
 
 def main():
-    ensure_venv()
+    own_venv.ensure(VENV, "warcio", "warcio==1.8.1")
     for path in sys.argv[1:]:
         # Two passes: the payload as stored, then as warcio decodes it (a stream reads once).
         stored = list(records(path, lambda r: r.raw_stream.read()))
