@@ -398,6 +398,12 @@ pub(crate) fn fp_key(prefix: &[u8], fp: u64) -> Vec<u8> {
     [prefix, &fp.to_be_bytes()[..]].concat()
 }
 
+/// The fingerprint of an `s/` key.
+pub(crate) fn seen_key_fingerprint(k: &[u8]) -> Result<u64> {
+    let b: [u8; 8] = k[SEEN.len()..].try_into().map_err(|_| corrupt("s/", "seen key is not 8 bytes"))?;
+    Ok(u64::from_be_bytes(b))
+}
+
 /// The fingerprints of an `sb/` record.
 pub(crate) fn seen_batch_fingerprints(k: &[u8], v: &[u8]) -> Result<Vec<u64>> {
     if k.len() != SEEN_BATCH.len() + 8 || !v.len().is_multiple_of(8) {
@@ -435,12 +441,10 @@ impl Store {
         let mut v = Vec::new();
         let mut total = 0usize;
         for kv in self.tree.scan_prefix(SEEN) {
-            let (k, _) = kv?;
-            let b: [u8; 8] =
-                k[SEEN.len()..].try_into().map_err(|_| corrupt("s/", "seen key is not 8 bytes"))?;
+            let fp = seen_key_fingerprint(&kv?.0)?;
             total += 1;
             if v.len() < limit {
-                v.push(u64::from_be_bytes(b));
+                v.push(fp);
             }
         }
         for kv in self.tree.scan_prefix(SEEN_BATCH) {
@@ -555,7 +559,7 @@ impl Store {
         &self,
         entries: &'a [FrontierEntry],
         writes: &mut Vec<(Vec<u8>, Vec<u8>)>,
-        fresh: &mut Vec<(u64, &'a str, u32)>,
+        fresh: &mut Vec<(u64, &'a FrontierEntry)>,
     ) -> Result<AddOutcome> {
         let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let per_url_keys = !seen.has_room_for(entries.len());
@@ -574,7 +578,7 @@ impl Store {
                 continue;
             }
             self.cap.open.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            fresh.push((fp, e.host_key.as_str(), e.priority));
+            fresh.push((fp, e));
             let seq = self.db.generate_id()?;
             let v = serde_json::to_vec(e).map_err(|x| corrupt(&e.url, x))?;
             writes.push((queue_key(e, seq), v));
@@ -584,7 +588,7 @@ impl Store {
             out.queued += 1;
         }
         if !per_url_keys && fresh.len() > first_fresh {
-            let fps: Vec<u8> = fresh[first_fresh..].iter().flat_map(|&(fp, _, _)| fp.to_be_bytes()).collect();
+            let fps: Vec<u8> = fresh[first_fresh..].iter().flat_map(|&(fp, _)| fp.to_be_bytes()).collect();
             writes.push((fp_key(SEEN_BATCH, self.db.generate_id()?), fps));
         }
         Ok(out)
@@ -592,14 +596,14 @@ impl Store {
 
     /// Once a batch of [`Store::stage_links`] is applied: its URLs are seen, and their hosts
     /// have URLs queued.
-    pub(crate) fn commit_seen(&self, fresh: &[(u64, &str, u32)]) {
+    pub(crate) fn commit_seen(&self, fresh: &[(u64, &FrontierEntry)]) {
         {
             let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-            for &(fp, _, _) in fresh {
+            for &(fp, _) in fresh {
                 seen.insert(fp);
             }
         }
-        self.queued_hosts.note(fresh.iter().map(|&(_, h, p)| (h, p)));
+        self.queued_hosts.note(fresh.iter().map(|&(_, e)| (e.host_key.as_str(), e.priority)));
     }
 
     /// The hosts that had URLs queued (links, seeds, requeues) since the last call, each

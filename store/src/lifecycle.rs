@@ -1165,13 +1165,7 @@ impl Store {
             }
         }
         for kv in self.tree.scan_prefix(crate::frontier::SEEN) {
-            let item = kv.and_then(|(k, _)| {
-                if k.len() == crate::frontier::SEEN.len() + 8 {
-                    Ok(())
-                } else {
-                    Err(crate::corrupt("s/", "seen key is not 8 bytes"))
-                }
-            });
+            let item = kv.and_then(|(k, _)| crate::frontier::seen_key_fingerprint(&k));
             r.count("s/ seen URLs", item);
         }
         for kv in self.tree.scan_prefix(crate::frontier::SEEN_BATCH) {
