@@ -145,6 +145,9 @@ impl Scheduler {
         store.frontier_set_waker(move || notify.notify_one());
         let limiter = cfg.global_rate.and_then(rate_quota).map(RateLimiter::direct);
         let retired = Retirements::new(cfg.retire);
+        // Without a ranker, finish the hosts opened before opening more (among equal
+        // depths); a ranker's order is left as it ranks.
+        let queue = if cfg.ranker.is_none() { HostQueue::new().contacted_first() } else { HostQueue::new() };
         let (per_ip, gap) = cfg.servers.effective(cfg.polite.per_host_concurrency, cfg.polite.min_delay);
         let servers = Servers::new(per_ip, gap, crate::dns::DEFAULT_DNS_TTL);
         let (resolved_tx, resolved_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -175,7 +178,7 @@ impl Scheduler {
             spare_in_flight: 0,
             spare_by_host: HashMap::new(),
             pages_started: 0,
-            queue: HostQueue::new(),
+            queue,
             idle_hosts: VecDeque::new(),
             active_hosts: 0,
             last_poll: None,
