@@ -23,9 +23,11 @@
 # peak RSS, wall seconds, failure-log lines by event (with a sample reason), and politeness
 # from nginx's log: per host, a request that started less than DELAY_MS after the previous
 # one to that host ended (1 ms allowed for the log's rounding) or while it was in flight; per
-# address, the most in flight at once, 100-ms windows holding more starts than the gap allows
-# (100/gap + 1), and pairs of starts closer than the gap less 1 ms (nginx's clock is its event
-# loop's, cached per turn: a pair can show closer than the crawler sent them). Failures of the
+# address, the most in flight at once, the most starts in a 100-ms window and the windows
+# holding more than the gap allows (102/gap + 1: nginx's stamps are 1 ms, cached per turn of
+# its event loop, so each end of a window may be 1 ms off), and pairs of starts closer than
+# the gap less 1 ms (for the same reason, a pair can show closer than the crawler sent
+# them). Failures of the
 # crawler's connection handling: failure-log lines of fetch errors, unavailable robots.txt,
 # given-up or retired URLs. At the end, the median of the rounds per size and focus.
 # Loopback only; needs nginx (nginx-light), python3 and /usr/bin/time (Debian `time`).
@@ -166,8 +168,11 @@ def per_addr(rows):
     most = close = dense = 0
     # nginx stamps a request with its event loop's clock (1 ms, cached per loop turn): two
     # requests spaced by the gap can show closer. So besides single close pairs, the rate:
-    # windows of 100 ms (each starting at a request) holding more than 100/gap + 1 starts.
-    per_window = 100 / ip_gap + 1 if ip_gap > 0 else float("inf")
+    # windows of 100 ms (each starting at a request) holding more starts than the gap allows
+    # in 102 ms (each end's stamp may be 1 ms off, as the per-host check allows 1 ms):
+    # 102/gap + 1, rounded down.
+    per_window = int(102 / ip_gap) + 1 if ip_gap > 0 else float("inf")
+    window_most = 0
     for reqs in by.values():
         reqs.sort()
         starts = [r[0] for r in reqs]
@@ -177,14 +182,15 @@ def per_addr(rows):
             while starts[j] < t - 0.1 + 1e-9:
                 j += 1
             dense += i - j + 1 > per_window
+            window_most = max(window_most, i - j + 1)
         ev = sorted([(r[0], 1) for r in reqs] + [(r[1], -1) for r in reqs], key=lambda e: (e[0], -e[1]))
         cur = 0
         for _, d in ev:
             cur += d
             most = max(most, cur)
-    return most, close, dense, len(by)
+    return most, close, dense, len(by), window_most, per_window
 h_close, h_overlap, hosts = per_host(rows)
-a_most, a_close, a_dense, addrs = per_addr(rows)
+a_most, a_close, a_dense, addrs, a_window_most, a_per_window = per_addr(rows)
 fails = collections.Counter()
 sample = {}
 for line in open(f"{run}/failures.jsonl"):
@@ -202,7 +208,8 @@ print(f"round {rnd} hosts {n} focus {focus}: {pages} pages, {stats['requests']} 
       f"failure log: {sum(fails.values())} lines, {conn_fails} of connection handling: {fail_txt}; "
       f"politeness per host: {h_close} closer than {delay:.0f} ms, {h_overlap} two in flight; per address "
       f"({addrs} addresses, bound {ip_in_flight:.0f} at once, {ip_gap:g} ms apart): at most {a_most} at once, "
-      f"{a_dense} 100-ms windows over the rate, {a_close} starts closer than {ip_gap - 1:g} ms in the log; "
+      f"at most {a_window_most} starts in 100 ms (allowed {a_per_window}), {a_dense} 100-ms windows over "
+      f"the rate, {a_close} starts closer than {ip_gap - 1:g} ms in the log; "
       f"load average {load}", flush=True)
 with open(results, "a") as out:
     out.write(f"{n}\t{focus}\t{rnd}\t{pages}\t{ms:.4f}\t{int(rss_kb)}\t{float(wall):.2f}\t{conn_fails}\t"
