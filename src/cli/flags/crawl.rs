@@ -80,8 +80,8 @@ pub struct CrawlArgs {
     /// `labeled` (the default; needs --labelset): URLs by expected yield: anchor text and URL
     /// tokens naming label-set titles, links from copying pages and bad neighborhoods,
     /// tunnelling through a few pages, and per-host learning (hosts whose pages carry labeled
-    /// chunks first, hosts with text but none fall behind); `bfs`: breadth first, with or
-    /// without --labelset.
+    /// chunks first, hosts with text but none fall behind); `bfs`: breadth first (within a
+    /// depth, hosts already contacted before new ones), with or without --labelset.
     #[arg(long, value_enum, default_value = "labeled")]
     pub focus: Focus,
     /// `--focus labeled`: the best-ranked hosts served first, at most this many (each still
