@@ -128,15 +128,18 @@ pub struct CrawlArgs {
     /// `--scope domain` keeps a focused crawl on the seeds' domains, as before.
     #[arg(long, value_enum)]
     pub scope: Option<ScopeArg>,
-    /// Also allow these hosts (`host` or `*.suffix`; may repeat).
-    #[arg(long = "allow-host")]
+    /// Also allow these hosts (`host` or `*.suffix`; may repeat, or list several separated by
+    /// commas).
+    #[arg(long = "allow-host", value_delimiter = ',')]
     pub allow_host: Vec<String>,
-    /// Never fetch these hosts (`host` or `*.suffix`; may repeat).
-    #[arg(long = "block-host")]
+    /// Never fetch these hosts (`host` or `*.suffix`; may repeat, or list several separated by
+    /// commas).
+    #[arg(long = "block-host", value_delimiter = ',')]
     pub block_host: Vec<String>,
     /// Map HOST (or `*.suffix`) to ADDR:PORT instead of DNS, e.g. for a test web on loopback;
-    /// mapped hosts may be private or loopback addresses. May repeat.
-    #[arg(long)]
+    /// mapped hosts may be private or loopback addresses. May repeat, or list several
+    /// separated by commas.
+    #[arg(long, value_delimiter = ',')]
     pub resolve: Vec<String>,
     /// Allow private, loopback and link-local addresses (intranet crawls). Off by default:
     /// such addresses are refused, also after DNS resolution and redirects.
