@@ -303,6 +303,16 @@ pub enum HostPattern {
     Suffix(String),
 }
 
+/// `host` is `suffix` or a name under it, ASCII case aside (`a.b.test` under `b.test`, not
+/// `ab.test`): the `*.suffix` rule of host patterns and of `--resolve`.
+pub(crate) fn is_same_or_subdomain(host: &str, suffix: &str) -> bool {
+    // Bytes, not str slices: a non-ASCII host must not split a character.
+    let (h, s) = (host.as_bytes(), suffix.as_bytes());
+    h.len() >= s.len()
+        && h[h.len() - s.len()..].eq_ignore_ascii_case(s)
+        && (h.len() == s.len() || h[h.len() - s.len() - 1] == b'.')
+}
+
 impl HostPattern {
     pub fn parse(pattern: &str) -> Result<Self, UrlError> {
         let bad = || UrlError::BadPattern(pattern.to_string());
@@ -329,13 +339,7 @@ impl HostPattern {
         let host = host.trim_end_matches('.');
         match self {
             HostPattern::Exact(h) => host.eq_ignore_ascii_case(h),
-            HostPattern::Suffix(s) => {
-                // Bytes, not str slices: a non-ASCII host must not split a character.
-                let (h, s) = (host.as_bytes(), s.as_bytes());
-                h.len() >= s.len()
-                    && h[h.len() - s.len()..].eq_ignore_ascii_case(s)
-                    && (h.len() == s.len() || h[h.len() - s.len() - 1] == b'.')
-            }
+            HostPattern::Suffix(s) => is_same_or_subdomain(host, s),
         }
     }
 }
