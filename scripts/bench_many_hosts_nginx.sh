@@ -5,7 +5,9 @@
 #
 #   scripts/bench_many_hosts_nginx.sh [ROUNDS]      # default 3
 #
-# Environment (all optional): DITTO (target/release/ditto), WORK (/tmp/ditto-many-hosts),
+# Environment (all optional): DITTO (target/release/ditto), DITTO_B (a second binary: each
+# run is then made with DITTO and DITTO_B in turn, A then B, and the medians are given per
+# binary with B's ratio to A, the way to compare builds on this noisy VM), WORK (/tmp/ditto-many-hosts),
 # PORT (18737), SIZES ("1000 10000 100000"), FOCI ("labeled bfs"), ADDRESSES (8), DELAY_MS
 # (per-host delay, 20), MAX_PAGES (page budget, 20000), THREADS (2), PER_IP_ARGS (extra
 # per-address flags; empty by default: the crawler's default bound, --per-ip-in-flight 8 and
@@ -48,6 +50,10 @@ DATA=${DATA:-$ROOT/../shared/data}
 command -v nginx >/dev/null || { echo "nginx not found: apt-get install -y nginx-light" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "/usr/bin/time not found: apt-get install -y time" >&2; exit 2; }
 [ -x "$DITTO" ] || { echo "$DITTO not built: cargo build --release --bin ditto" >&2; exit 2; }
+DITTO_B=${DITTO_B:-}
+[ -z "$DITTO_B" ] || [ -x "$DITTO_B" ] || { echo "DITTO_B=$DITTO_B is not an executable" >&2; exit 2; }
+BINARIES="A"
+[ -z "$DITTO_B" ] || BINARIES="A B"
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 if [ ! -f "$WORK/wiki.dls" ]; then
@@ -107,11 +113,14 @@ trap stop_nginx EXIT
 
 RESULTS="$WORK/results.tsv"
 : >"$RESULTS"
-echo "$(date -u '+%F %T UTC'); $(nproc) cores; uptime: $(uptime); ditto: $DITTO; delay ${DELAY_MS} ms; budget $MAX_PAGES pages; per-address: ${PER_IP_ARGS:-default}"
+echo "$(date -u '+%F %T UTC'); $(nproc) cores; uptime: $(uptime); ditto: $DITTO${DITTO_B:+ (A), $DITTO_B (B)}; delay ${DELAY_MS} ms; budget $MAX_PAGES pages; per-address: ${PER_IP_ARGS:-default}"
 for round in $(seq "$ROUNDS"); do
     for n in $SIZES; do
         for focus in $FOCI; do
-            run="$WORK/run-$n-$focus-$round"
+          for bin in $BINARIES; do
+            exe=$DITTO
+            [ "$bin" = A ] || exe=$DITTO_B
+            run="$WORK/run-$n-$focus-$round$bin"
             rm -rf "$run" && mkdir -p "$run"
             rm -f "$N/access.log" "$N/nginx.pid"
             write_conf "$WORK/web-$n/hosts"
@@ -121,7 +130,7 @@ for round in $(seq "$ROUNDS"); do
             load=$(cut -d' ' -f1-3 /proc/loadavg)
             start=$(date +%s.%N)
             # shellcheck disable=SC2086 # PER_IP_ARGS is a list of flags
-            /usr/bin/time -f "%U %S %M %e" -o "$run/time" "$DITTO" crawl --config "$WORK/web-$n/resolve-$PORT.toml" \
+            /usr/bin/time -f "%U %S %M %e" -o "$run/time" "$exe" crawl --config "$WORK/web-$n/resolve-$PORT.toml" \
                 --store "$run/crawl.db" --labelset "$WORK/wiki.dls" --seeds "$WORK/web-$n/seeds.txt" \
                 --scope any --min-delay-ms "$DELAY_MS" --focus "$focus" --threads "$THREADS" --progress none \
                 --max-pages "$MAX_PAGES" --failure-log "$run/failures.jsonl" --stats-json "$run/stats.json" \
@@ -130,9 +139,9 @@ for round in $(seq "$ROUNDS"); do
             stop_nginx
             rm -rf "$run/crawl.db"
             python3 - "$N/access.log" "$run" "$start" "$DELAY_MS" "$n" "$focus" "$round" "$load" "$RESULTS" \
-                "$PER_IP_ARGS" <<'PY'
+                "$PER_IP_ARGS" "$bin" <<'PY'
 import collections, json, sys
-log, run, start, delay, n, focus, rnd, load, results, per_ip_args = sys.argv[1:]
+log, run, start, delay, n, focus, rnd, load, results, per_ip_args, binary = sys.argv[1:]
 start, delay = float(start), float(delay)
 # The per-address bound in force: the flags given, else the crawler's defaults.
 flags = per_ip_args.split()
@@ -202,7 +211,7 @@ fail_txt = ", ".join(f"{e} {c} ({sample[e][:90]!r})" for e, c in fails.most_comm
 # given-up and retired URLs (this web answers every page; sitemaps it lacks are 404s).
 conn_fails = sum(c for e, c in fails.items() if e.startswith(("error_", "robots_unavailable", "retries_", "retired_", "host_retired")))
 ms = cpu_s * 1000 / pages if pages else float("nan")
-print(f"round {rnd} hosts {n} focus {focus}: {pages} pages, {stats['requests']} requests "
+print(f"round {rnd} binary {binary} hosts {n} focus {focus}: {pages} pages, {stats['requests']} requests "
       f"({stats['robots_fetches']} robots.txt) to {hosts} hosts, stopped by {stats.get('stopped_by')}; "
       f"CPU {cpu_s:.2f} s = {ms:.3f} ms/page; peak RSS {int(rss_kb) / 1024:.0f} MiB; wall {float(wall):.1f} s; "
       f"failure log: {sum(fails.values())} lines, {conn_fails} of connection handling: {fail_txt}; "
@@ -213,8 +222,9 @@ print(f"round {rnd} hosts {n} focus {focus}: {pages} pages, {stats['requests']} 
       f"load average {load}", flush=True)
 with open(results, "a") as out:
     out.write(f"{n}\t{focus}\t{rnd}\t{pages}\t{ms:.4f}\t{int(rss_kb)}\t{float(wall):.2f}\t{conn_fails}\t"
-              f"{h_close + h_overlap}\t{a_dense}\t{a_close}\t{a_most}\n")
+              f"{h_close + h_overlap}\t{a_dense}\t{a_close}\t{a_most}\t{stats['requests']}\t{binary}\n")
 PY
+          done
         done
     done
 done
@@ -223,16 +233,23 @@ python3 - "$RESULTS" <<'PY'
 import collections, statistics, sys
 by = collections.defaultdict(list)
 for line in open(sys.argv[1]):
-    n, focus, rnd, pages, ms, rss, wall, fails, host_v, addr_dense, addr_close, addr_most = line.split("\t")
-    by[(int(n), focus)].append((float(ms), int(rss), float(wall), int(pages), int(fails), int(host_v),
-                                int(addr_dense), int(addr_close), int(addr_most)))
-print("| hosts | focus | pages | CPU ms/page (median) | all rounds | peak RSS MiB (median) | wall s (median) | "
-      "connection failures | per-host violations | per-address: 100-ms windows over the rate | "
-      "starts closer than the gap less 1 ms in nginx's log | most in flight |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-for (n, focus), v in sorted(by.items()):
+    (n, focus, rnd, pages, ms, rss, wall, fails, host_v, addr_dense, addr_close, addr_most, requests,
+     binary) = line.rstrip("\n").split("\t")
+    by[(int(n), focus, binary)].append((float(ms), int(rss), float(wall), int(pages), int(fails), int(host_v),
+                                        int(addr_dense), int(addr_close), int(addr_most), int(requests)))
+print("| hosts | focus | binary | pages | requests per page | CPU ms/page (median) | all rounds | B / A | "
+      "peak RSS MiB (median) | wall s (median) | connection failures | per-host violations | "
+      "per-address: 100-ms windows over the rate | starts closer than the gap less 1 ms in nginx's log | "
+      "most in flight |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+for (n, focus, binary), v in sorted(by.items()):
     col = list(zip(*v))
-    print(f"| {n:,} | {focus} | {statistics.median(col[3]):,.0f} | {statistics.median(col[0]):.3f} | "
-          f"{', '.join(f'{x:.3f}' for x in col[0])} | {statistics.median(col[1]) / 1024:.0f} | {statistics.median(col[2]):.1f} | "
-          f"{sum(col[4])} | {sum(col[5])} | {sum(col[6])} | {sum(col[7])} | {max(col[8])} |")
+    med = statistics.median(col[0])
+    a = by.get((n, focus, "A"))
+    ratio = f"{med / statistics.median(list(zip(*a))[0]):.3f}" if binary == "B" and a else ""
+    print(f"| {n:,} | {focus} | {binary} | {statistics.median(col[3]):,.0f} | "
+          f"{statistics.median(col[9]) / max(statistics.median(col[3]), 1):.2f} | {med:.3f} | "
+          f"{', '.join(f'{x:.3f}' for x in col[0])} | {ratio} | {statistics.median(col[1]) / 1024:.0f} | "
+          f"{statistics.median(col[2]):.1f} | {sum(col[4])} | {sum(col[5])} | {sum(col[6])} | {sum(col[7])} | "
+          f"{max(col[8])} |")
 PY
