@@ -4,10 +4,10 @@
 //! Host names are interned to [`HostId`]s (recycled once a host is evicted). A host with
 //! queued URLs sits in `by_rank` (ordered by rank, then its best URL's priority, then, when
 //! asked ([`HostQueue::contacted_first`]), hosts this run has sent a request to before the
-//! others, then name, so runs are repeatable) unless it rests (parked, robots.txt unavailable) or is
-//! drained (nothing may be fetched: its URLs are finished without requests); those of its
-//! hosts that may start a request now sit in `ready` too, in the same order. A host that must
-//! wait is in a heap of timers until its due time (stale timers are skipped by generation).
+//! others, then name, so runs are repeatable) unless it rests (parked, robots.txt
+//! unavailable) or is drained (nothing may be fetched: its URLs are finished without
+//! requests); those of its hosts that may start a request now sit in `ready` too, in the same
+//! order. A host that must wait is in a heap of timers until its due time (stale timers are skipped by generation).
 //! Changing one host's rank, best priority or politeness status moves one key; nothing is
 //! copied or sorted per pass, and a pass looks at the hosts it starts (plus, with a ranker,
 //! the few best ones that keep their places: [`HostQueue::pick`]).
@@ -87,9 +87,9 @@ impl Ord for Rank {
 }
 
 /// A host's place: best rank first, then best priority, then (with
-/// [`HostQueue::contacted_first`]) contacted before not, then name. The name's first bytes are kept in the key,
-/// zero-padded (host names hold no NUL, so the order is the names'): most comparisons end
-/// there, without reading the name from the heap.
+/// [`HostQueue::contacted_first`]) contacted before not, then name. The name's first bytes
+/// are kept in the key, zero-padded (host names hold no NUL, so the order is the names'):
+/// most comparisons end there, without reading the name from the heap.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Key {
     rank: Reverse<Rank>,
