@@ -8,9 +8,10 @@
 //! unavailable) or is drained (nothing may be fetched: its URLs are finished without
 //! requests); those of its hosts that may start a request now sit in `ready` too, in the same
 //! order. A host that must wait is in a heap of timers until its due time (stale timers are
-//! skipped by generation). Changing one host's rank, best priority or politeness status moves one key; nothing is
-//! copied or sorted per pass, and a pass looks at the hosts it starts (plus, with a ranker,
-//! the few best ones that keep their places: [`HostQueue::pick`]).
+//! skipped by generation). Changing one host's rank, best priority or politeness status
+//! moves one key; nothing is copied or sorted per pass, and a pass looks at the hosts it
+//! starts (plus, with a ranker, the few best ones that keep their places:
+//! [`HostQueue::pick`]).
 //!
 //! Hosts may share a [`GateId`] (a server: the hosts on one IP address, issue 37 item 4). A
 //! host of a gate that may start a request waits in its gate's own set, and the gate lets
