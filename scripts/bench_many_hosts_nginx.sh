@@ -5,13 +5,14 @@
 #
 #   scripts/bench_many_hosts_nginx.sh [ROUNDS]      # default 3
 #
-# Environment (all optional): DITTO (target/release/ditto), DITTO_B (a second binary: each
-# run is then made with DITTO and DITTO_B in turn, A then B, and the medians are given per
-# binary with B's ratio to A, the way to compare builds on this noisy VM), WORK (/tmp/ditto-many-hosts),
-# PORT (18737), SIZES ("1000 10000 100000"), FOCI ("labeled bfs"), ADDRESSES (8), DELAY_MS
-# (per-host delay, 20), MAX_PAGES (page budget, 20000), THREADS (2), PER_IP_ARGS (extra
-# per-address flags; empty by default: the crawler's default bound, --per-ip-in-flight 8 and
-# --min-delay-ms/10 between starts per address), DATA (../shared/data).
+# Environment (all optional): DITTO (target/release/ditto), DITTO_B (a second binary: each run
+# is then made with DITTO and DITTO_B in turn, A then B, and the medians are given per binary
+# with B's ratio to A, the way to compare builds on this noisy VM), WORK
+# (/tmp/ditto-many-hosts), PORT (18737), SIZES ("1000 10000 100000"), FOCI ("labeled bfs"),
+# ADDRESSES (8), DELAY_MS (per-host delay, 20), MAX_PAGES (page budget, 20000), THREADS (2),
+# PER_IP_ARGS (extra per-address flags; empty by default: the crawler's default bound,
+# --per-ip-in-flight 8 and --min-delay-ms/10 between starts per address), DATA
+# (../shared/data).
 #
 # Per size N, once: the web of scripts/many_hosts_web.py (N hosts, 3 pages each, on ADDRESSES
 # loopback addresses 127.0.37.x) under WORK/web-N, and a `--config` file mapping every host
@@ -29,9 +30,9 @@
 # holding more than the gap allows (102/gap + 1: nginx's stamps are 1 ms, cached per turn of
 # its event loop, so each end of a window may be 1 ms off), and pairs of starts closer than
 # the gap less 1 ms (for the same reason, a pair can show closer than the crawler sent
-# them). Failures of the
-# crawler's connection handling: failure-log lines of fetch errors, unavailable robots.txt,
-# given-up or retired URLs. At the end, the median of the rounds per size and focus.
+# them). Failures of the crawler's connection handling: failure-log lines of fetch errors,
+# unavailable robots.txt, given-up or retired URLs. At the end, the median of the rounds per
+# size, focus and binary, with requests per page.
 # Loopback only; needs nginx (nginx-light), python3 and /usr/bin/time (Debian `time`).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

@@ -74,7 +74,6 @@ fn score(truth: &Truth, reported: &[String]) -> Scores {
     }
 }
 
-/// The `neighborhood` field of each JSON Lines row.
 /// Generate the row's web in `dir`, build its label set, scan and report it: the truth, the
 /// reported neighborhoods and the pages `--level page` reports.
 fn run_row(edit: Edit, dir: &Path) -> (Truth, Vec<String>, Vec<String>) {
