@@ -148,9 +148,8 @@ pub(crate) fn ticket_key(taken: &Taken, fp: u64) -> Vec<u8> {
 /// rather than every host's queue head after each fetch.
 #[derive(Default)]
 pub(crate) struct QueuedHosts {
-    /// Each host told of, with the best priority queued for it since it was last taken and
-    /// the URL of the first entry told.
-    hosts: std::sync::Mutex<HashMap<String, (u32, String)>>,
+    /// Each host told of, with the best priority queued for it since it was last taken.
+    hosts: std::sync::Mutex<HashMap<String, u32>>,
     /// Called when a host is told of into an empty set, and when tickets are completed
     /// ([`Store::frontier_set_waker`]).
     waker: std::sync::RwLock<Option<Waker>>,
@@ -165,15 +164,15 @@ impl std::fmt::Debug for QueuedHosts {
 }
 
 impl QueuedHosts {
-    /// Each entry was queued for its host.
-    fn note<'a>(&self, entries: impl IntoIterator<Item = &'a FrontierEntry>) {
+    /// `(host, priority)`: an entry of that priority was queued for the host.
+    fn note<'a>(&self, hosts: impl IntoIterator<Item = (&'a str, u32)>) {
         let mut set = self.hosts.lock().unwrap_or_else(|e| e.into_inner());
         let was_empty = set.is_empty();
-        for e in entries {
-            match set.get_mut(e.host_key.as_str()) {
-                Some((best, _)) => *best = (*best).max(e.priority),
+        for (h, p) in hosts {
+            match set.get_mut(h) {
+                Some(best) => *best = (*best).max(p),
                 None => {
-                    set.insert(e.host_key.clone(), (e.priority, e.url.clone()));
+                    set.insert(h.to_string(), p);
                 }
             }
         }
@@ -188,58 +187,6 @@ impl QueuedHosts {
         if let Some(w) = &*self.waker.read().unwrap_or_else(|e| e.into_inner()) {
             w();
         }
-    }
-}
-
-/// A host that had URLs queued ([`Store::frontier_take_queued_hosts_best`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QueuedHost {
-    /// Its host key.
-    pub host: String,
-    /// The best priority queued for it since it was last told of.
-    pub best: u32,
-    /// The URL of one of the entries queued (the first told of).
-    pub url: String,
-}
-
-/// The hosts with a page count (`hc/`), as a Bloom filter of [`COUNTED_HOSTS_BITS`] bits: a
-/// host it does not hold has no pages yet, and [`Store::host_pages`] answers 0 without a read.
-/// Most hosts a crawl over many hosts reaches are new, and each such read went to a random
-/// leaf of the tree, from disk once the tree outgrew sled's cache (at 100,000 hosts, 3 % of
-/// a crawl's CPU samples). Fixed memory: at 1,000,000 hosts counted, 3 % of the hosts not
-/// counted still read the tree.
-pub(crate) struct CountedHosts {
-    bits: Vec<u64>,
-}
-
-/// The Bloom filter's size: 1 MiB.
-const COUNTED_HOSTS_BITS: usize = 1 << 23;
-
-impl Default for CountedHosts {
-    fn default() -> Self {
-        CountedHosts { bits: vec![0; COUNTED_HOSTS_BITS / 64] }
-    }
-}
-
-impl CountedHosts {
-    /// The filter's 3 bit positions for a host key: slices of its SHA-1.
-    fn positions(host_key: &[u8]) -> [usize; 3] {
-        let h = detector::fingerprint::sha1(host_key);
-        let at = |i: usize| {
-            let b = [h[4 * i], h[4 * i + 1], h[4 * i + 2], h[4 * i + 3]];
-            u32::from_le_bytes(b) as usize % COUNTED_HOSTS_BITS
-        };
-        [at(0), at(1), at(2)]
-    }
-
-    pub(crate) fn insert(&mut self, host_key: &[u8]) {
-        for p in Self::positions(host_key) {
-            self.bits[p / 64] |= 1 << (p % 64);
-        }
-    }
-
-    pub(crate) fn may_hold(&self, host_key: &[u8]) -> bool {
-        Self::positions(host_key).iter().all(|&p| self.bits[p / 64] & (1 << (p % 64)) != 0)
     }
 }
 
@@ -656,7 +603,7 @@ impl Store {
                 seen.insert(fp);
             }
         }
-        self.queued_hosts.note(fresh.iter().map(|&(_, e)| e));
+        self.queued_hosts.note(fresh.iter().map(|&(_, e)| (e.host_key.as_str(), e.priority)));
     }
 
     /// The hosts that had URLs queued (links, seeds, requeues) since the last call, each
@@ -664,7 +611,7 @@ impl Store {
     /// in memory reads these hosts' queue heads ([`Store::frontier_peek`]) instead of every
     /// host's ([`Store::frontier_hosts`]); a host whose queue it finds empty it drops.
     pub fn frontier_take_queued_hosts(&self) -> Vec<String> {
-        self.frontier_take_queued_hosts_best().into_iter().map(|q| q.host).collect()
+        self.frontier_take_queued_hosts_best().into_iter().map(|(h, _)| h).collect()
     }
 
     /// [`Store::frontier_take_queued_hosts`] with the best priority queued for each host
@@ -673,12 +620,10 @@ impl Store {
     /// entry queued from here) takes the greater of the two as the host's best without
     /// reading the host's queue: entries are only added by queueing (told here) and taken
     /// by the crawler. (A host told of whose new entry the crawler took before this call
-    /// may look queued when it is not: its next pop finds out.) Each host comes with the URL
-    /// of one entry queued for it, so that a crawler can learn the host's name and address
-    /// before it reads the host's queue.
-    pub fn frontier_take_queued_hosts_best(&self) -> Vec<QueuedHost> {
+    /// may look queued when it is not: its next pop finds out.)
+    pub fn frontier_take_queued_hosts_best(&self) -> Vec<(String, u32)> {
         let mut set = self.queued_hosts.hosts.lock().unwrap_or_else(|e| e.into_inner());
-        set.drain().map(|(host, (best, url))| QueuedHost { host, best, url }).collect()
+        set.drain().collect()
     }
 
     /// Have `waker` called when URLs are queued for a host while none was waiting to be
@@ -838,7 +783,7 @@ impl Store {
             batch.remove(k);
             batch.insert(queue_key(&e, self.db.generate_id()?), v);
             self.tree.apply_batch(batch)?;
-            self.queued_hosts.note([&e]);
+            self.queued_hosts.note([(e.host_key.as_str(), e.priority)]);
             n += 1;
         }
         Ok(n)
@@ -857,7 +802,7 @@ impl Store {
         self.tree.apply_batch(batch)?;
         taken.release(fp);
         drop(taken);
-        self.queued_hosts.note([e]);
+        self.queued_hosts.note([(e.host_key.as_str(), e.priority)]);
         Ok(())
     }
 
@@ -888,38 +833,12 @@ impl Store {
 
     /// Pages fetched from a host so far (for the per-host page budget).
     pub fn host_pages(&self, host_key: &str) -> Result<u64> {
-        if !self.may_have_count(host_key)? {
-            return Ok(0);
-        }
         Ok(self
             .tree
             .get([HOST_COUNT, host_key.as_bytes()].concat())?
             .and_then(|v| <[u8; 8]>::try_from(v.as_ref()).ok())
             .map(u64::from_le_bytes)
             .unwrap_or(0))
-    }
-
-    /// Whether the tree may hold a page count for the host ([`CountedHosts`], read from the
-    /// tree's counts at the first call).
-    fn may_have_count(&self, host_key: &str) -> Result<bool> {
-        let mut counted = self.counted_hosts.lock().unwrap_or_else(|e| e.into_inner());
-        if counted.is_none() {
-            let mut c = CountedHosts::default();
-            for kv in self.tree.scan_prefix(HOST_COUNT) {
-                let (k, _) = kv?;
-                c.insert(&k[HOST_COUNT.len()..]);
-            }
-            *counted = Some(c);
-        }
-        Ok(counted.as_ref().is_none_or(|c| c.may_hold(host_key.as_bytes())))
-    }
-
-    /// The host's page count is about to be written (the caller holds the write lock and
-    /// has read the count, which loaded [`CountedHosts`]).
-    pub(crate) fn count_host(&self, host_key: &str) {
-        if let Some(c) = self.counted_hosts.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-            c.insert(host_key.as_bytes());
-        }
     }
 
     /// Whether the in-memory seen set has spilled to disk lookups.
@@ -989,10 +908,8 @@ mod tests {
         st.frontier_add(&[entry("http://a.test/2", "a.test", 9), entry("http://a.test/3", "a.test", 2)])
             .unwrap();
         let mut told = st.frontier_take_queued_hosts_best();
-        told.sort_by(|a, b| a.host.cmp(&b.host));
-        let q = |host: &str, best, url: &str| QueuedHost { host: host.into(), best, url: url.into() };
-        // The URL told is the first queued for the host: any of its URLs names its server.
-        assert_eq!(told, [q("a.test", 9, "http://a.test/1"), q("b.test", 1, "http://b.test/1")]);
+        told.sort();
+        assert_eq!(told, [("a.test".to_string(), 9), ("b.test".to_string(), 1)]);
         // Queued, then popped before the crawler took the note: the pop's next best covers
         // it, and the note (which named the entry just taken) is gone.
         st.frontier_add(&[entry("http://b.test/2", "b.test", 7)]).unwrap();
@@ -1001,7 +918,7 @@ mod tests {
         assert!(st.frontier_take_queued_hosts_best().is_empty());
         // A requeue tells its entry's priority.
         st.frontier_requeue(&e).unwrap();
-        assert_eq!(st.frontier_take_queued_hosts_best(), [q("b.test", 7, "http://b.test/2")]);
+        assert_eq!(st.frontier_take_queued_hosts_best(), [("b.test".to_string(), 7)]);
     }
 
     #[test]

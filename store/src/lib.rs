@@ -39,9 +39,7 @@ pub mod frontier;
 pub mod labels;
 pub mod lifecycle;
 pub mod record;
-pub use frontier::{
-    url_fingerprint, AddOutcome, CompactSeenSet, FrontierEntry, QueuedHost, LINK_BATCH, SEEN_IN_MEMORY,
-};
+pub use frontier::{url_fingerprint, AddOutcome, CompactSeenSet, FrontierEntry, LINK_BATCH, SEEN_IN_MEMORY};
 pub use lifecycle::{CRAWL_CACHE_BYTES, DEFAULT_CACHE_BYTES};
 
 /// The store format this code writes and reads.
@@ -475,9 +473,6 @@ pub struct Store {
     queued_hosts: frontier::QueuedHosts,
     /// Queue entries handed to the crawler and not finished (see [`frontier`]).
     taken: Mutex<frontier::Taken>,
-    /// The hosts with a page count, read from the tree at the first count asked for (see
-    /// [`frontier::CountedHosts`]).
-    counted_hosts: Mutex<Option<frontier::CountedHosts>>,
     /// The store directory (marker, owner file, snapshot server) or the snapshot this is.
     life: lifecycle::Life,
 }
@@ -655,8 +650,6 @@ impl Store {
         let completed_tickets = !host_counts.is_empty();
         for (host, n) in host_counts {
             let n = self.host_pages(host)? + n;
-            // Held before the count is written: a reader in between reads it from the tree.
-            self.count_host(host);
             batch.insert([frontier::HOST_COUNT, host.as_bytes()].concat(), n.to_le_bytes().to_vec());
         }
         counts.pages = out.written;
@@ -970,44 +963,6 @@ mod tests {
             hops: 0,
             sitemap: false,
         }
-    }
-
-    /// Page counts per host stay exact with the filter of counted hosts in front of them:
-    /// asked before any page (an empty filter), after pages, for other hosts, and after a
-    /// reopen (the filter read back from the tree).
-    #[test]
-    fn host_page_counts_are_exact_behind_the_filter_of_counted_hosts() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.db");
-        {
-            let store = Store::open(&path).unwrap();
-            assert_eq!(store.host_pages("h").unwrap(), 0);
-            for (i, url) in ["http://h/a.html", "http://h/b.html"].into_iter().enumerate() {
-                store.frontier_add(&[e(url)]).unwrap();
-                let taken = store.frontier_pop("h").unwrap().unwrap();
-                let mut p = page(url, url.as_bytes(), 1, 2);
-                p.fetched = Some((taken.url.clone(), "h".into()));
-                store.write_batch(&[p]).unwrap();
-                assert_eq!(store.host_pages("h").unwrap(), i as u64 + 1);
-            }
-            assert_eq!(store.host_pages("other").unwrap(), 0);
-        }
-        let store = Store::open(&path).unwrap();
-        assert_eq!((store.host_pages("h").unwrap(), store.host_pages("other").unwrap()), (2, 0));
-    }
-
-    /// The filter never misses a host it holds, and answers "maybe" for few others.
-    #[test]
-    fn the_filter_of_counted_hosts_has_no_false_negatives_and_few_false_positives() {
-        let mut c = frontier::CountedHosts::default();
-        let held: Vec<String> = (0..100_000).map(|i| format!("test,host{i},")).collect();
-        for h in &held {
-            c.insert(h.as_bytes());
-        }
-        assert!(held.iter().all(|h| c.may_hold(h.as_bytes())));
-        let false_positives =
-            (0..100_000).filter(|i| c.may_hold(format!("test,other{i},").as_bytes())).count();
-        assert!(false_positives < 100, "{false_positives} of 100,000 hosts not held");
     }
 
     /// A fetched page's batch removes its ticket, the queue entry the crawler took, with the

@@ -807,7 +807,6 @@ fn open_dir(path: &Path, mode: Mode, cache_bytes: u64) -> Result<Store> {
         seen: Mutex::new(CompactSeenSet::default()),
         cap: crate::frontier::FrontierCap::default(),
         queued_hosts: crate::frontier::QueuedHosts::default(),
-        counted_hosts: Mutex::new(None),
         taken: Mutex::new(crate::frontier::Taken::default()),
         life: Life::Dir { path: path.to_path_buf(), owner_written: false, server: Mutex::new(None) },
     };
@@ -1020,7 +1019,6 @@ fn fetch_snapshot(h: &Holder) -> Result<Store> {
         seen: Mutex::new(CompactSeenSet::default()),
         cap: crate::frontier::FrontierCap::default(),
         queued_hosts: crate::frontier::QueuedHosts::default(),
-        counted_hosts: Mutex::new(None),
         taken: Mutex::new(crate::frontier::Taken::default()),
         life: Life::Snapshot { of: h.clone() },
     };

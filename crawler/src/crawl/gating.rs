@@ -13,7 +13,7 @@ use crate::dns::{first_ip, lookup_guarded};
 use crate::error::CrawlError;
 use crate::fetch::{is_non_public, FetchError, FetchErrorKind, Fetcher};
 
-/// Most hosts a queued URL of which the scheduler keeps while their robots.txt is not
+/// Most hosts whose first queued URL the scheduler keeps while their robots.txt is not
 /// fetched yet ([`Scheduler::head_urls`](super::schedule::Scheduler)): about 100 bytes
 /// each, a few MiB at most (hosts waiting this way already hold more in the queue).
 const HEAD_URLS: usize = 65_536;
@@ -35,18 +35,16 @@ impl Scheduler {
         if self.servers.resolving.contains(host) {
             return Ok(false);
         }
-        // Any URL of the host names its server: the one the store told with the host's
-        // note, else its queue's head.
-        let name = match self.head_urls.get(host) {
-            Some(url) => host_name(url),
-            None => {
-                let Some(url) = self.store.frontier_pop_peek_url(host)? else { return Ok(true) };
-                let name = host_name(&url);
-                self.keep_head_url(host.to_string(), url);
-                name
-            }
+        let Some(url) = self.store.frontier_pop_peek_url(host)? else { return Ok(true) };
+        let Some(name) = url::Url::parse(&url).ok().and_then(|u| u.host_str().map(str::to_string)) else {
+            return Ok(true);
         };
-        let Some(name) = name else { return Ok(true) };
+        // Kept for the host's first robots.txt fetch (its origin), so the queue is read once;
+        // for at most HEAD_URLS hosts (a focused crawl learns the addresses of many hosts
+        // it then leaves waiting behind their gates: beyond, their queues are read again).
+        if !self.robots.knows(host) && self.head_urls.len() < HEAD_URLS {
+            self.head_urls.insert(host.to_string(), url);
+        }
         if let Some(ip) = known_addr(&self.fetcher, &name) {
             self.assign_addr(host, Some(ip), now);
             return Ok(false);
@@ -61,16 +59,6 @@ impl Scheduler {
             wake.notify_one();
         });
         Ok(false)
-    }
-
-    /// Keep a URL of a host whose robots.txt is not known: its origin is the host's first
-    /// robots.txt fetch, its name the address to look up, without a read of the host's
-    /// queue. For at most HEAD_URLS hosts (a focused crawl hears of many hosts it then
-    /// leaves waiting: beyond, their queues are read).
-    pub(super) fn keep_head_url(&mut self, host: String, url: String) {
-        if !self.robots.knows(&host) && self.head_urls.len() < HEAD_URLS {
-            self.head_urls.entry(host).or_insert(url);
-        }
     }
 
     /// Take the lookups that finished: each host joins its address's gate.
@@ -210,9 +198,4 @@ async fn resolve_host(f: &Fetcher, host: &str) -> Result<IpAddr, FetchError> {
             Err(FetchError { kind, detail: format!("dns error: {detail}") })
         }
     }
-}
-
-/// The host name of a URL.
-fn host_name(url: &str) -> Option<String> {
-    url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_string))
 }

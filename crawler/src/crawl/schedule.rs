@@ -90,10 +90,9 @@ pub(super) struct Scheduler {
     pub(super) retired: Retirements,
     /// The hosts' IP addresses and the requests per address ([`super::servers`]).
     pub(super) servers: Servers,
-    /// A queued URL of each host none of whose robots.txt files is known yet (told by the
-    /// store with the host's note, else read from its queue): its address is looked up by
-    /// that URL's name and its first robots.txt fetch goes to that URL's origin, without a
-    /// read of the host's queue.
+    /// A queued URL of each host whose address was learnt and none of whose robots.txt
+    /// files is known yet: its first robots.txt fetch goes to that URL's origin without
+    /// reading the host's queue again.
     pub(super) head_urls: HashMap<String, String>,
     /// Address lookups that finished.
     pub(super) resolved_tx: UnboundedSender<Resolved>,
@@ -285,10 +284,9 @@ impl Scheduler {
         } else {
             // The store says the best priority queued since; the host's best is the greater
             // of it and the one known (pops tell the next best): no read of its queue.
-            for q in self.store.frontier_take_queued_hosts_best() {
-                let known = self.queue.id(&q.host).and_then(|id| self.queue.best(id));
-                self.set_best(&q.host, Some(known.map_or(q.best, |b| b.max(q.best))), now);
-                self.keep_head_url(q.host, q.url);
+            for (host, p) in self.store.frontier_take_queued_hosts_best() {
+                let known = self.queue.id(&host).and_then(|id| self.queue.best(id));
+                self.set_best(&host, Some(known.map_or(p, |b| b.max(p))), now);
             }
         }
         if let Some(r) = self.cfg.ranker.clone() {
