@@ -30,9 +30,11 @@
 # holding more than the gap allows (102/gap + 1: nginx's stamps are 1 ms, cached per turn of
 # its event loop, so each end of a window may be 1 ms off), and pairs of starts closer than
 # the gap less 1 ms (for the same reason, a pair can show closer than the crawler sent
-# them). Failures of the crawler's connection handling: failure-log lines of fetch errors,
-# unavailable robots.txt, given-up or retired URLs. At the end, the median of the rounds per
-# size, focus and binary, with requests per page.
+# them); a run with more in flight at an address than the bound keeps nginx's log in its
+# run directory (WORK/run-N-FOCUS-ROUND...), for a look. Failures of the crawler's connection
+# handling: failure-log lines of fetch errors, unavailable robots.txt, given-up or retired
+# URLs. At the end, the median of the rounds per size, focus and binary, with requests per
+# page.
 # Loopback only; needs nginx (nginx-light), python3 and /usr/bin/time (Debian `time`).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -221,6 +223,11 @@ print(f"round {rnd} binary {binary} hosts {n} focus {focus}: {pages} pages, {sta
       f"at most {a_window_most} starts in 100 ms (allowed {a_per_window}), {a_dense} 100-ms windows over "
       f"the rate, {a_close} starts closer than {ip_gap - 1:g} ms in the log; "
       f"load average {load}", flush=True)
+if a_most > ip_in_flight:
+    # Kept for a look: the count is taken from 1-ms stamps with no allowance for rounding.
+    import shutil
+    shutil.copy(log, f"{run}/access.log")
+    print(f"  more than {ip_in_flight:.0f} at once at an address: nginx's log kept as {run}/access.log", flush=True)
 with open(results, "a") as out:
     out.write(f"{n}\t{focus}\t{rnd}\t{pages}\t{ms:.4f}\t{int(rss_kb)}\t{float(wall):.2f}\t{conn_fails}\t"
               f"{h_close + h_overlap}\t{a_dense}\t{a_close}\t{a_most}\t{stats['requests']}\t{binary}\n")
