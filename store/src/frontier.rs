@@ -4,7 +4,7 @@
 //!
 //! | prefix | key | value |
 //! |---|---|---|
-//! | `q/` | host key `\0` (u32::MAX − priority) BE, sequence BE | [`FrontierEntry`] JSON: queued |
+//! | `q/` | host key `\0` (u32::MAX − priority) BE, sequence BE | queued: [`encode_queued`] (JSON before 2026-11-29, still read) |
 //! | `i/` | URL fingerprint (8 bytes) | [`FrontierEntry`] JSON: in flight when a run before 2026-11-25 stopped (no longer written; requeued at the next start) |
 //! | `s/` | URL fingerprint (8 bytes) | empty: seen (queued, in flight or done), one key per URL |
 //! | `sb/` | sequence BE | URL fingerprints, 8 bytes BE each: seen, one key per link batch |
@@ -414,8 +414,45 @@ pub(crate) fn seen_batch_fingerprints(k: &[u8], v: &[u8]) -> Result<Vec<u64>> {
         .collect())
 }
 
+/// The first byte of a compact queue value ([`encode_queued`]); JSON values start with `{`.
+const COMPACT_QUEUED: u8 = 1;
+/// Flag bit of a compact queue value: the entry is a sitemap.
+const COMPACT_SITEMAP: u8 = 1;
+/// Bytes after the host in a queue key: `\0`, the priority (4), the sequence (8).
+const QUEUE_KEY_TAIL: usize = 13;
+
+/// A queue entry's value: its host and priority are its key's, so the value is a tag byte,
+/// flags, depth and hops as varints, then the URL: about 45 bytes where the entry's JSON
+/// took 110. Every link a crawl queues is one sled insert, and sled copies, logs and
+/// checksums the leaf it lands in; smaller values make each of those cheaper (issue 37).
+pub(crate) fn encode_queued(e: &FrontierEntry) -> Vec<u8> {
+    let mut v = Vec::with_capacity(4 + e.url.len());
+    v.push(COMPACT_QUEUED);
+    v.push(if e.sitemap { COMPACT_SITEMAP } else { 0 });
+    crate::record::put_v(&mut v, u64::from(e.depth));
+    crate::record::put_v(&mut v, u64::from(e.hops));
+    v.extend_from_slice(e.url.as_bytes());
+    v
+}
+
+/// A queue entry (`q/`, compact or JSON as written before 2026-11-29) or an `i/` or `rf/`
+/// entry (JSON).
 pub(crate) fn decode_entry(k: &[u8], v: &[u8]) -> Result<FrontierEntry> {
-    serde_json::from_slice(v).map_err(|e| corrupt(&String::from_utf8_lossy(k), e))
+    let damaged = |why: &dyn std::fmt::Display| corrupt(&String::from_utf8_lossy(k), why);
+    if v.first() != Some(&COMPACT_QUEUED) {
+        return serde_json::from_slice(v).map_err(|e| damaged(&e));
+    }
+    let host_end = k.len().checked_sub(QUEUE_KEY_TAIL).filter(|&end| end >= QUEUE.len() && k.starts_with(QUEUE));
+    let Some(host_end) = host_end.filter(|&end| k[end] == 0) else {
+        return Err(damaged(&"compact queue value under a key that is not a queue key"));
+    };
+    let host_key = std::str::from_utf8(&k[QUEUE.len()..host_end]).map_err(|e| damaged(&e))?.to_owned();
+    let priority = queue_key_priority(k, host_end + 1)?;
+    let mut r = crate::record::Reader { b: &v[1..] };
+    let fields = (|| Ok::<_, String>((r.u8()?, r.v32()?, r.v32()?)))();
+    let (flags, depth, hops) = fields.map_err(|e| damaged(&e))?;
+    let url = std::str::from_utf8(r.b).map_err(|e| damaged(&e))?.to_owned();
+    Ok(FrontierEntry { url, host_key, depth, priority, hops, sitemap: flags & COMPACT_SITEMAP != 0 })
 }
 
 /// What [`Store::frontier_add`] did with each entry.
@@ -580,8 +617,7 @@ impl Store {
             self.cap.open.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             fresh.push((fp, e));
             let seq = self.db.generate_id()?;
-            let v = serde_json::to_vec(e).map_err(|x| corrupt(&e.url, x))?;
-            writes.push((queue_key(e, seq), v));
+            writes.push((queue_key(e, seq), encode_queued(e)));
             if per_url_keys {
                 writes.push((fp_key(SEEN, fp), Vec::new()));
             }
@@ -781,7 +817,7 @@ impl Store {
             let e = decode_entry(&k, &v)?;
             let mut batch = sled::Batch::default();
             batch.remove(k);
-            batch.insert(queue_key(&e, self.db.generate_id()?), v);
+            batch.insert(queue_key(&e, self.db.generate_id()?), encode_queued(&e));
             self.tree.apply_batch(batch)?;
             self.queued_hosts.note([(e.host_key.as_str(), e.priority)]);
             n += 1;
@@ -797,8 +833,7 @@ impl Store {
         let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
         let mut batch = sled::Batch::default();
         batch.remove(ticket_key(&taken, fp));
-        let v = serde_json::to_vec(e).map_err(|x| corrupt(&e.url, x))?;
-        batch.insert(queue_key(e, self.db.generate_id()?), v);
+        batch.insert(queue_key(e, self.db.generate_id()?), encode_queued(e));
         self.tree.apply_batch(batch)?;
         taken.release(fp);
         drop(taken);
@@ -1083,6 +1118,39 @@ mod tests {
         assert_eq!(st.frontier_pop("a").unwrap().unwrap().url, "http://a/1");
         assert!(st.frontier_pop("a").unwrap().is_none());
         assert_eq!(st.frontier_counts().unwrap(), (2, 3));
+    }
+
+    /// Queue values are compact (host and priority from the key); JSON values written by
+    /// earlier versions are still read; a damaged compact value is an error, not a panic.
+    #[test]
+    fn queue_values_are_compact_and_older_json_values_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let st = Store::open(&dir.path().join("f.db")).unwrap();
+        let e = FrontierEntry {
+            url: "http://a.example/p?q=1".into(),
+            host_key: "example,a".into(),
+            depth: 300,
+            priority: 77,
+            hops: 2,
+            sitemap: true,
+        };
+        let k = queue_key(&e, 9);
+        let v = encode_queued(&e);
+        assert!(v.len() < serde_json::to_vec(&e).unwrap().len() / 2, "{} bytes", v.len());
+        assert_eq!(decode_entry(&k, &v).unwrap(), e);
+        // Written by an older version: JSON under the same key.
+        let old = entry("http://a.example/old", "example,a", 80);
+        st.tree.insert(queue_key(&old, 1), serde_json::to_vec(&old).unwrap()).unwrap();
+        st.frontier_add(std::slice::from_ref(&e)).unwrap();
+        assert_eq!(st.frontier_pop("example,a").unwrap(), Some(old));
+        assert_eq!(st.frontier_pop("example,a").unwrap(), Some(e.clone()));
+        // Damaged: cut short, or under a key that is not a queue key.
+        assert!(decode_entry(&k, &v[..2]).is_err());
+        assert!(decode_entry(b"q/x", &v).is_err());
+        assert!(decode_entry(&fp_key(REFUSED, 1), &v).is_err());
+        let mut bad_utf8 = v.clone();
+        bad_utf8.push(0xff);
+        assert!(decode_entry(&k, &bad_utf8).is_err());
     }
 
     /// A store written before 2026-11-25 may hold `i/` entries (URLs in flight when its run

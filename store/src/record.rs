@@ -48,7 +48,7 @@ const F_NEAR_DUP: u8 = 8;
 const F_SKETCH: u8 = 16;
 const F_PASSAGES: u8 = 32;
 
-fn put_v(out: &mut Vec<u8>, mut x: u64) {
+pub(crate) fn put_v(out: &mut Vec<u8>, mut x: u64) {
     while x >= 0x80 {
         out.push((x as u8) | 0x80);
         x >>= 7;
@@ -268,8 +268,8 @@ impl BitReader<'_> {
 }
 
 /// Bounds-checked reading of an encoded value.
-struct Reader<'a> {
-    b: &'a [u8],
+pub(crate) struct Reader<'a> {
+    pub(crate) b: &'a [u8],
 }
 
 impl<'a> Reader<'a> {
@@ -288,7 +288,7 @@ impl<'a> Reader<'a> {
         Ok(a)
     }
 
-    fn u8(&mut self) -> Result<u8, String> {
+    pub(crate) fn u8(&mut self) -> Result<u8, String> {
         Ok(self.take(1)?[0])
     }
 
@@ -304,7 +304,7 @@ impl<'a> Reader<'a> {
         Err("varint longer than 10 bytes".into())
     }
 
-    fn v32(&mut self) -> Result<u32, String> {
+    pub(crate) fn v32(&mut self) -> Result<u32, String> {
         u32::try_from(self.v()?).map_err(|_| "a 32-bit field is out of range".to_string())
     }
 
