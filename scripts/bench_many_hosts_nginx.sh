@@ -11,8 +11,10 @@
 # (/tmp/ditto-many-hosts), PORT (18737), SIZES ("1000 10000 100000"), FOCI ("labeled bfs"),
 # ADDRESSES (8), DELAY_MS (per-host delay, 20), MAX_PAGES (page budget, 20000), THREADS (2),
 # PER_IP_ARGS (extra per-address flags; empty by default: the crawler's default bound,
-# --per-ip-in-flight 8 and --min-delay-ms/10 between starts per address), DATA
-# (../shared/data).
+# --per-ip-in-flight 8 and --min-delay-ms/10 between starts per address), CRAWL_ARGS (more
+# flags for every crawl, e.g. "--per-host-max-pages 1": a host opened for every page, which
+# with the plain run prices a page and a new host apart; docs/benchmarks/issue-37.md,
+# "Session 8"), DATA (../shared/data).
 #
 # Per size N, once: the web of scripts/many_hosts_web.py (N hosts, 3 pages each, on ADDRESSES
 # loopback addresses 127.0.37.x) under WORK/web-N, and a `--config` file mapping every host
@@ -49,6 +51,7 @@ DELAY_MS=${DELAY_MS:-20}
 MAX_PAGES=${MAX_PAGES:-20000}
 THREADS=${THREADS:-2}
 PER_IP_ARGS=${PER_IP_ARGS:-}
+CRAWL_ARGS=${CRAWL_ARGS:-}
 DATA=${DATA:-$ROOT/../shared/data}
 command -v nginx >/dev/null || { echo "nginx not found: apt-get install -y nginx-light" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "/usr/bin/time not found: apt-get install -y time" >&2; exit 2; }
@@ -120,7 +123,7 @@ trap stop_nginx EXIT
 
 RESULTS="$WORK/results.tsv"
 : >"$RESULTS"
-echo "$(date -u '+%F %T UTC'); $(nproc) cores; uptime: $(uptime); ditto: $DITTO${DITTO_B:+ (A), $DITTO_B (B)}; delay ${DELAY_MS} ms; budget $MAX_PAGES pages; per-address: ${PER_IP_ARGS:-default}"
+echo "$(date -u '+%F %T UTC'); $(nproc) cores; uptime: $(uptime); ditto: $DITTO${DITTO_B:+ (A), $DITTO_B (B)}; delay ${DELAY_MS} ms; budget $MAX_PAGES pages; per-address: ${PER_IP_ARGS:-default}${CRAWL_ARGS:+; more flags: $CRAWL_ARGS}"
 for round in $(seq "$ROUNDS"); do
     for n in $SIZES; do
         for focus in $FOCI; do
@@ -136,12 +139,12 @@ for round in $(seq "$ROUNDS"); do
             NGINX_PID=$(cat "$N/nginx.pid")
             load=$(cut -d' ' -f1-3 /proc/loadavg)
             start=$(date +%s.%N)
-            # shellcheck disable=SC2086 # PER_IP_ARGS is a list of flags
+            # shellcheck disable=SC2086 # PER_IP_ARGS and CRAWL_ARGS are lists of flags
             /usr/bin/time -f "%U %S %M %e" -o "$run/time" "$exe" crawl --config "$WORK/web-$n/resolve-$PORT.toml" \
                 --store "$run/crawl.db" --labelset "$WORK/wiki.dls" --seeds "$WORK/web-$n/seeds.txt" \
                 --scope any --min-delay-ms "$DELAY_MS" --focus "$focus" --threads "$THREADS" --progress none \
                 --max-pages "$MAX_PAGES" --failure-log "$run/failures.jsonl" --stats-json "$run/stats.json" \
-                $PER_IP_ARGS --user-agent "ditto-crawl-bench/0.1 (+http://localhost/)" >/dev/null 2>"$run/crawl.err" \
+                $PER_IP_ARGS $CRAWL_ARGS --user-agent "ditto-crawl-bench/0.1 (+http://localhost/)" >/dev/null 2>"$run/crawl.err" \
                 || { echo "crawl failed, see $run/crawl.err" >&2; exit 1; }
             stop_nginx
             rm -rf "$run/crawl.db"
