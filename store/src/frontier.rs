@@ -442,7 +442,8 @@ pub(crate) fn decode_entry(k: &[u8], v: &[u8]) -> Result<FrontierEntry> {
     if v.first() != Some(&COMPACT_QUEUED) {
         return serde_json::from_slice(v).map_err(|e| damaged(&e));
     }
-    let host_end = k.len().checked_sub(QUEUE_KEY_TAIL).filter(|&end| end >= QUEUE.len() && k.starts_with(QUEUE));
+    let host_end =
+        k.len().checked_sub(QUEUE_KEY_TAIL).filter(|&end| end >= QUEUE.len() && k.starts_with(QUEUE));
     let Some(host_end) = host_end.filter(|&end| k[end] == 0) else {
         return Err(damaged(&"compact queue value under a key that is not a queue key"));
     };
