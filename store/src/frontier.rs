@@ -624,6 +624,9 @@ impl Store {
             }
             out.queued += 1;
         }
+        if fresh.len() > first_fresh {
+            writes.extend(self.stamp_to_raise());
+        }
         if !per_url_keys && fresh.len() > first_fresh {
             let fps: Vec<u8> = fresh[first_fresh..].iter().flat_map(|&(fp, _)| fp.to_be_bytes()).collect();
             writes.push((fp_key(SEEN_BATCH, self.db.generate_id()?), fps));
@@ -819,6 +822,9 @@ impl Store {
             let mut batch = sled::Batch::default();
             batch.remove(k);
             batch.insert(queue_key(&e, self.db.generate_id()?), encode_queued(&e));
+            if let Some((k, v)) = self.stamp_to_raise() {
+                batch.insert(k, v);
+            }
             self.tree.apply_batch(batch)?;
             self.queued_hosts.note([(e.host_key.as_str(), e.priority)]);
             n += 1;
@@ -835,6 +841,9 @@ impl Store {
         let mut batch = sled::Batch::default();
         batch.remove(ticket_key(&taken, fp));
         batch.insert(queue_key(e, self.db.generate_id()?), encode_queued(e));
+        if let Some((k, v)) = self.stamp_to_raise() {
+            batch.insert(k, v);
+        }
         self.tree.apply_batch(batch)?;
         taken.release(fp);
         drop(taken);

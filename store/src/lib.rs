@@ -58,7 +58,15 @@ pub use lifecycle::{CRAWL_CACHE_BYTES, DEFAULT_CACHE_BYTES};
 ///   words (more than 3 characters), computed in the SimHash's word pass
 ///   (`detector::shingles::long_word_sketch_of_blocks`): other hashes, so format 4 sketches
 ///   cannot be compared with these and format 4 stores are refused (re-scan).
-pub const STORE_FORMAT_VERSION: u32 = 5;
+/// - 6 (2026-11-29): queue entries (`q/`) are compact values
+///   ([`frontier`], `encode_queued`), no longer JSON. Format 5 stores are read as they are
+///   ([`READABLE_OLDER_FORMAT`]): their JSON entries still decode, and the batch that first
+///   writes a compact entry into one raises its stamp to 6, so a ditto that reads only 5
+///   refuses the store with a message instead of reading the new entries as damaged.
+pub const STORE_FORMAT_VERSION: u32 = 6;
+
+/// The older format this code still reads (see [`STORE_FORMAT_VERSION`]).
+pub const READABLE_OLDER_FORMAT: u32 = 5;
 
 /// The same as [`STORE_FORMAT_VERSION`] (the older name).
 pub const FORMAT_VERSION: u32 = STORE_FORMAT_VERSION;
@@ -114,7 +122,8 @@ pub enum StoreError {
     #[error("store in use by {holder}: {path}: reading a snapshot from it failed: {why}")]
     SnapshotFailed { path: String, holder: String, why: String },
     #[error(
-        "store format version {found} is not the one this ditto reads ({STORE_FORMAT_VERSION}): \
+        "store format version {found} is not one this ditto reads ({STORE_FORMAT_VERSION}, or \
+         {READABLE_OLDER_FORMAT}): \
          the store was written by another version of ditto; scan again into a new store"
     )]
     Version { found: String },
@@ -473,6 +482,9 @@ pub struct Store {
     queued_hosts: frontier::QueuedHosts,
     /// Queue entries handed to the crawler and not finished (see [`frontier`]).
     taken: Mutex<frontier::Taken>,
+    /// The format stamp on disk is [`STORE_FORMAT_VERSION`] (else [`READABLE_OLDER_FORMAT`],
+    /// raised with the first compact queue entry written).
+    stamp_current: std::sync::atomic::AtomicBool,
     /// The store directory (marker, owner file, snapshot server) or the snapshot this is.
     life: lifecycle::Life,
 }
@@ -484,15 +496,28 @@ impl Store {
         Store::create_or_open(path)
     }
 
+    /// The stamp to write with a batch that holds a compact queue entry, the first time one
+    /// is written into a store stamped [`READABLE_OLDER_FORMAT`] (see [`STORE_FORMAT_VERSION`]).
+    /// A batch that fails ends the run; the next one reads the stamp from disk again.
+    pub(crate) fn stamp_to_raise(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let was = self.stamp_current.swap(true, std::sync::atomic::Ordering::SeqCst);
+        (!was).then(|| (meta_key("format_version"), FORMAT_VERSION.to_string().into_bytes()))
+    }
+
     fn check_version(&self) -> Result<()> {
         let key = meta_key("format_version");
         match self.tree.get(&key)? {
             None => {
                 self.tree.insert(key, FORMAT_VERSION.to_string().as_bytes())?;
                 self.tree.flush()?;
+                self.stamp_current.store(true, std::sync::atomic::Ordering::SeqCst);
                 Ok(())
             }
-            Some(v) if v.as_ref() == FORMAT_VERSION.to_string().as_bytes() => Ok(()),
+            Some(v) if v.as_ref() == FORMAT_VERSION.to_string().as_bytes() => {
+                self.stamp_current.store(true, std::sync::atomic::Ordering::SeqCst);
+                Ok(())
+            }
+            Some(v) if v.as_ref() == READABLE_OLDER_FORMAT.to_string().as_bytes() => Ok(()),
             Some(v) => Err(StoreError::Version { found: printable(&v) }),
         }
     }
@@ -1095,6 +1120,42 @@ mod tests {
             "labeled_chunks":0,"stop_chunks":0,"contains":0.0}"#;
         let r: PageRecord = serde_json::from_str(old).unwrap();
         assert_eq!((r.simhash, r.text_hash, r.shingles), (None, None, 0));
+    }
+
+    /// A format 5 store (JSON queue entries) is read as it is; the batch that first writes a
+    /// compact queue entry into it raises its stamp to 6, which a ditto reading only 5
+    /// refuses with a message.
+    #[test]
+    fn a_format_5_store_is_read_and_stamped_6_with_its_first_compact_queue_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let old = frontier::FrontierEntry {
+            url: "http://a/old".into(),
+            host_key: "a".into(),
+            depth: 1,
+            priority: 9,
+            hops: 0,
+            sitemap: false,
+        };
+        {
+            let store = Store::open(&path).unwrap();
+            store.tree.insert(meta_key("format_version"), b"5").unwrap();
+            store.tree.insert(frontier::queue_key(&old, 1), serde_json::to_vec(&old).unwrap()).unwrap();
+            store.flush().unwrap();
+        }
+        let stamp = |s: &Store| s.tree.get(meta_key("format_version")).unwrap().unwrap().to_vec();
+        let store = Store::open(&path).unwrap();
+        assert_eq!(stamp(&store), b"5", "opening does not raise the stamp");
+        assert!(store.check().unwrap().problems.is_empty(), "{:?}", store.check().unwrap().problems);
+        assert_eq!(store.frontier_pop("a").unwrap(), Some(old.clone()));
+        let new = frontier::FrontierEntry { url: "http://a/new".into(), ..old.clone() };
+        store.frontier_add(std::slice::from_ref(&new)).unwrap();
+        assert_eq!(stamp(&store), b"6");
+        assert!(store.check().unwrap().problems.is_empty(), "{:?}", store.check().unwrap().problems);
+        drop(store);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.frontier_pop("a").unwrap(), Some(old));
+        assert_eq!(store.frontier_pop("a").unwrap(), Some(new));
     }
 
     #[test]

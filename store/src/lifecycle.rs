@@ -42,7 +42,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use sled::IVec;
 
-use crate::{CompactSeenSet, Result, Store, StoreError, FORMAT_VERSION};
+use crate::{CompactSeenSet, Result, Store, StoreError, FORMAT_VERSION, READABLE_OLDER_FORMAT};
 
 /// The marker file that makes a directory a ditto store.
 pub const MARKER: &str = "ditto-store.json";
@@ -808,6 +808,7 @@ fn open_dir(path: &Path, mode: Mode, cache_bytes: u64) -> Result<Store> {
         cap: crate::frontier::FrontierCap::default(),
         queued_hosts: crate::frontier::QueuedHosts::default(),
         taken: Mutex::new(crate::frontier::Taken::default()),
+        stamp_current: Default::default(),
         life: Life::Dir { path: path.to_path_buf(), owner_written: false, server: Mutex::new(None) },
     };
     store.check_version()?;
@@ -877,7 +878,11 @@ fn close_cleanly(path: &Path, tree: &Tree, db: &Db) -> Result<()> {
     let nonce = random_hex();
     m.previous_close_nonce = m.close_nonce.take();
     m.close_nonce = Some(nonce.clone());
-    m.format_version = FORMAT_VERSION;
+    // The stamp in the tree: a format 5 store stays 5 until a compact queue entry is written.
+    m.format_version = match tree.get(FORMAT_KEY)? {
+        Some(v) => std::str::from_utf8(&v).ok().and_then(|v| v.parse().ok()).unwrap_or(FORMAT_VERSION),
+        None => FORMAT_VERSION,
+    };
     write_marker(path, &m)?;
     tree.insert(CLOSE_NONCE_KEY, nonce.as_bytes())?;
     db.flush()?;
@@ -1020,6 +1025,7 @@ fn fetch_snapshot(h: &Holder) -> Result<Store> {
         cap: crate::frontier::FrontierCap::default(),
         queued_hosts: crate::frontier::QueuedHosts::default(),
         taken: Mutex::new(crate::frontier::Taken::default()),
+        stamp_current: Default::default(),
         life: Life::Snapshot { of: h.clone() },
     };
     store.check_version()?;
@@ -1104,10 +1110,15 @@ impl Store {
         }
         match self.tree.get(FORMAT_KEY)? {
             None => r.problem("format stamp m/format_version missing".into()),
-            Some(v) if v.as_ref() != FORMAT_VERSION.to_string().as_bytes() => r.problem(format!(
-                "format stamp is {:?}, not {FORMAT_VERSION}",
-                escape(&String::from_utf8_lossy(&v))
-            )),
+            Some(v)
+                if v.as_ref() != FORMAT_VERSION.to_string().as_bytes()
+                    && v.as_ref() != READABLE_OLDER_FORMAT.to_string().as_bytes() =>
+            {
+                r.problem(format!(
+                    "format stamp is {:?}, not {FORMAT_VERSION} (or {READABLE_OLDER_FORMAT}, still read)",
+                    escape(&String::from_utf8_lossy(&v))
+                ))
+            }
             Some(_) => {}
         }
         if let Err(e) = self.label_set() {
