@@ -83,11 +83,11 @@ enum Command {
     /// Crawl the web politely with detection inside the crawl (resumable: run the same
     /// command again after ^C or a crash).
     ///
-    /// Memory: the frontier is on disk (the store) and holds at most --max-queued URLs (links
-    /// past it are dropped and counted); what one page can add is capped (links per page,
-    /// attributes per tag, body size). Peak RSS stays under 256 MiB plus 1 KB per URL the
-    /// frontier has seen (about 0.5 KB measured: sled's in-memory metadata of the queue on
-    /// disk, its cache capped at 8 MiB), at the default settings with 2 threads: URLs seen are
+    /// Memory: the frontier's queues are in memory, their durable copy in the store, and hold
+    /// at most --max-queued URLs (links past it are dropped and counted); what one page can add
+    /// is capped (links per page, attributes per tag, body size). Peak RSS stays under 256 MiB
+    /// plus 1 KB per URL the frontier has seen (about 0.3 KB measured: the queued entries and
+    /// the seen set; sled's cache is capped at 8 MiB), at the default settings with 2 threads: URLs seen are
     /// at most --max-queued plus the pages fetched, about 1.3 GiB at the defaults. Pages held
     /// at once (up to --max-in-flight fetches plus the pipeline's queues) cost their size on
     /// top (docs/GUIDE.md, "Limits on hostile input").

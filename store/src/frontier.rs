@@ -4,14 +4,17 @@
 //!
 //! | prefix | key | value |
 //! |---|---|---|
-//! | `q/` | host key `\0` (u32::MAX − priority) BE, sequence BE | queued: [`encode_queued`] (JSON before 2026-11-29, still read) |
+//! | `ql/`, `qd/` | record number BE | the queues: a log of queued entries, and marks of those finished (see `queues.rs`) |
+//! | `q/` | host key `\0` (u32::MAX − priority) BE, sequence BE | queued, one key per URL, by versions before format 6 ([`encode_queued`] or JSON): moved into the log when a crawl first uses the frontier |
 //! | `i/` | URL fingerprint (8 bytes) | [`FrontierEntry`] JSON: in flight when a run before 2026-11-25 stopped (no longer written; requeued at the next start) |
 //! | `s/` | URL fingerprint (8 bytes) | empty: seen (queued, in flight or done), one key per URL |
 //! | `sb/` | sequence BE | URL fingerprints, 8 bytes BE each: seen, one key per link batch |
 //! | `hc/` | host key | u64 LE: pages fetched from the host |
 //! | `rf/` | URL fingerprint (8 bytes) | [`FrontierEntry`] JSON: finished unfetched, its address refused |
 //!
-//! Per-host queues are ordered by priority, then arrival. The seen set is also kept in
+//! Per-host queues are ordered by priority, then arrival, and kept in memory: their durable
+//! copy is a log with one record per link batch (`queues.rs`, module notes), so queueing a
+//! link is no sled insert of its own. The seen set is also kept in
 //! memory as a [`CompactSeenSet`] (≈ 6.3 bytes per URL) for its first
 //! [`SEEN_IN_MEMORY`] URLs; past that, a fingerprint not in memory is looked up in `s/` on
 //! disk, so memory stays bounded whatever the crawl's size. While the memory set holds every
@@ -30,10 +33,10 @@
 //! two leaves the links queued and the pages in flight: the next run fetches the pages again
 //! and finds their links already seen — nothing is lost.
 //!
-//! Taking a URL writes nothing: its queue entry stays on disk until the URL is finished, and
-//! the store remembers in memory which entries it handed out ([`Taken`]), so pops pass over
-//! them. The ticket is the queue entry itself: the batch that stores the page removes it
-//! (with the record and counts, atomically), and finishing a URL without a page removes it
+//! Taking a URL writes nothing: its entry stays in the log until the URL is finished, and the
+//! store holds in memory the entries it handed out (its tickets). The batch that stores the
+//! page finishes the ticket (a done mark, or the removal of a log record left with nothing
+//! live; with the record and counts, atomically), and finishing a URL without a page does so
 //! after the URL's links are queued. A crash or kill leaves every unfinished URL queued: the
 //! next run fetches it again (a page already stored is then skipped) — nothing is lost.
 //! Why no write: sled 0.34 seals and writes its log buffer twice for every `apply_batch`, and
@@ -75,8 +78,8 @@ const RECOUNT_EVERY: std::time::Duration =
     std::time::Duration::from_millis(if cfg!(test) { 20 } else { 5_000 });
 
 /// A cap on the frontier's open URLs (queued + in flight), so that a crawl's memory does not
-/// grow with the links it meets: sled keeps metadata in memory for every key, about 0.5 KB per
-/// queued URL. Links found while the frontier is full are dropped (not marked seen, so a later
+/// grow with the links it meets: the queues are in memory (about 0.2–0.3 KB per queued URL
+/// with the seen set, measured by `examples/bench_hostile_crawl`). Links found while the frontier is full are dropped (not marked seen, so a later
 /// page or run may queue them) and counted.
 #[derive(Debug)]
 pub(crate) struct FrontierCap {
@@ -95,51 +98,6 @@ impl Default for FrontierCap {
             dropped: Default::default(),
             last_recount: std::sync::Mutex::new(None),
         }
-    }
-}
-
-/// The queue entries this process handed out ([`Store::frontier_pop`]) and whose URLs are
-/// not finished yet: they stay on disk (see the module notes), and pops pass over them.
-#[derive(Debug, Default)]
-pub(crate) struct Taken {
-    /// URL fingerprint → its queue key.
-    by_url: HashMap<u64, Vec<u8>>,
-    keys: HashSet<Vec<u8>>,
-}
-
-impl Taken {
-    fn take(&mut self, fp: u64, key: Vec<u8>) {
-        self.keys.insert(key.clone());
-        self.by_url.insert(fp, key);
-    }
-
-    /// The queue key of the taken URL with fingerprint `fp`.
-    pub(crate) fn key_of(&self, fp: u64) -> Option<&[u8]> {
-        self.by_url.get(&fp).map(Vec::as_slice)
-    }
-
-    /// `fp`'s URL is finished (its entry removed) or back in its queue.
-    pub(crate) fn release(&mut self, fp: u64) {
-        if let Some(k) = self.by_url.remove(&fp) {
-            self.keys.remove(&k);
-        }
-    }
-
-    fn is_taken(&self, key: &[u8]) -> bool {
-        self.keys.contains(key)
-    }
-
-    fn len(&self) -> usize {
-        self.by_url.len()
-    }
-}
-
-/// Where a ticket lives: the queue entry this process took, or (for a URL a run before
-/// 2026-11-25 left in flight) its `i/` entry.
-pub(crate) fn ticket_key(taken: &Taken, fp: u64) -> Vec<u8> {
-    match taken.key_of(fp) {
-        Some(k) => k.to_vec(),
-        None => fp_key(INFLIGHT, fp),
     }
 }
 
@@ -456,6 +414,15 @@ pub(crate) fn decode_entry(k: &[u8], v: &[u8]) -> Result<FrontierEntry> {
     Ok(FrontierEntry { url, host_key, depth, priority, hops, sitemap: flags & COMPACT_SITEMAP != 0 })
 }
 
+/// An entry staged by [`Store::stage_links`]: its URL's fingerprint, its id and its log
+/// record, for [`Store::commit_seen`] once the batch is applied.
+pub(crate) struct Fresh<'a> {
+    pub(crate) fp: u64,
+    pub(crate) entry: &'a FrontierEntry,
+    pub(crate) id: u64,
+    pub(crate) record: u64,
+}
+
 /// What [`Store::frontier_add`] did with each entry.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AddOutcome {
@@ -582,7 +549,7 @@ impl Store {
                 }
                 self.tree.apply_batch(batch)?;
             }
-            self.commit_seen(&fresh);
+            self.commit_seen(&fresh)?;
             out.queued += o.queued;
             out.already_seen += o.already_seen;
             out.dropped_full += o.dropped_full;
@@ -597,7 +564,7 @@ impl Store {
         &self,
         entries: &'a [FrontierEntry],
         writes: &mut Vec<(Vec<u8>, Vec<u8>)>,
-        fresh: &mut Vec<(u64, &'a FrontierEntry)>,
+        fresh: &mut Vec<Fresh<'a>>,
     ) -> Result<AddOutcome> {
         let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let per_url_keys = !seen.has_room_for(entries.len());
@@ -616,19 +583,28 @@ impl Store {
                 continue;
             }
             self.cap.open.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            fresh.push((fp, e));
-            let seq = self.db.generate_id()?;
-            writes.push((queue_key(e, seq), encode_queued(e)));
+            fresh.push(Fresh { fp, entry: e, id: self.db.generate_id()?, record: 0 });
             if per_url_keys {
                 writes.push((fp_key(SEEN, fp), Vec::new()));
             }
             out.queued += 1;
         }
         if fresh.len() > first_fresh {
+            // The batch's new entries, one record of the log (see `queues`).
+            let record = self.db.generate_id()?;
+            let ids: Vec<(u64, &FrontierEntry)> =
+                fresh[first_fresh..].iter().map(|f| (f.id, f.entry)).collect();
+            writes.push((
+                crate::queues::record_key(crate::queues::LOG, record),
+                crate::queues::encode_record(&ids),
+            ));
+            for f in &mut fresh[first_fresh..] {
+                f.record = record;
+            }
             writes.extend(self.stamp_to_raise());
         }
         if !per_url_keys && fresh.len() > first_fresh {
-            let fps: Vec<u8> = fresh[first_fresh..].iter().flat_map(|&(fp, _)| fp.to_be_bytes()).collect();
+            let fps: Vec<u8> = fresh[first_fresh..].iter().flat_map(|f| f.fp.to_be_bytes()).collect();
             writes.push((fp_key(SEEN_BATCH, self.db.generate_id()?), fps));
         }
         Ok(out)
@@ -636,14 +612,22 @@ impl Store {
 
     /// Once a batch of [`Store::stage_links`] is applied: its URLs are seen, and their hosts
     /// have URLs queued.
-    pub(crate) fn commit_seen(&self, fresh: &[(u64, &FrontierEntry)]) {
+    pub(crate) fn commit_seen(&self, fresh: &[Fresh<'_>]) -> Result<()> {
         {
             let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-            for &(fp, _) in fresh {
-                seen.insert(fp);
+            for f in fresh {
+                seen.insert(f.fp);
             }
         }
-        self.queued_hosts.note(fresh.iter().map(|&(_, e)| (e.host_key.as_str(), e.priority)));
+        {
+            let mut q = self.queues()?;
+            for f in fresh {
+                let value = encode_queued(f.entry);
+                q.add(queue_key(f.entry, f.id), crate::queues::Queued { record: f.record, value });
+            }
+        }
+        self.queued_hosts.note(fresh.iter().map(|f| (f.entry.host_key.as_str(), f.entry.priority)));
+        Ok(())
     }
 
     /// The hosts that had URLs queued (links, seeds, requeues) since the last call, each
@@ -682,32 +666,18 @@ impl Store {
     /// store's lock of taken entries is held for one key at a time, never for the walk, so
     /// pops and finishes go on meanwhile.
     pub fn frontier_hosts(&self) -> Result<Vec<(String, u32)>> {
+        let q = self.queues()?;
         let mut out = Vec::new();
         let mut from = QUEUE.to_vec();
-        loop {
-            let next = self.tree.range(from.clone()..).next();
-            let Some(kv) = next else { break };
-            let (k, _) = kv?;
-            if !k.starts_with(QUEUE) {
-                break;
-            }
-            if self.taken.lock().unwrap_or_else(|e| e.into_inner()).is_taken(&k) {
-                // The next key after this one.
-                from = k.to_vec();
-                from.push(0);
-                continue;
-            }
+        while let Some(k) = q.queued.range(from.clone()..).next().map(|(k, _)| k) {
             let rest = &k[QUEUE.len()..];
             let Some(nul) = rest.iter().position(|&b| b == 0) else {
-                return Err(corrupt(&String::from_utf8_lossy(&k), "queue key without host separator"));
+                return Err(corrupt(&String::from_utf8_lossy(k), "queue key without host separator"));
             };
-            let host = String::from_utf8_lossy(&rest[..nul]).into_owned();
-            let prio = rest
-                .get(nul + 1..nul + 5)
-                .and_then(|b| <[u8; 4]>::try_from(b).ok())
-                .map(|b| u32::MAX - u32::from_be_bytes(b))
-                .unwrap_or(0);
-            out.push((host, prio));
+            out.push((
+                String::from_utf8_lossy(&rest[..nul]).into_owned(),
+                queue_key_priority(k, QUEUE.len() + nul + 1)?,
+            ));
             // Skip to the first key after this host's queue.
             from = QUEUE.to_vec();
             from.extend_from_slice(&rest[..nul]);
@@ -716,38 +686,28 @@ impl Store {
         Ok(out)
     }
 
-    /// A host's queue, best entry first, without the entries this process has taken.
-    fn untaken_queue<'a>(
-        &'a self,
-        prefix: &[u8],
-        taken: &'a Taken,
-    ) -> impl Iterator<Item = Result<(sled::IVec, sled::IVec)>> + 'a {
-        self.tree.scan_prefix(prefix).filter(move |kv| !matches!(kv, Ok((k, _)) if taken.is_taken(k)))
+    /// A host's queue, best entry first (taken entries are not in it).
+    fn host_queue<'a>(
+        q: &'a crate::queues::Queues,
+        prefix: &'a [u8],
+    ) -> impl Iterator<Item = (&'a Vec<u8>, &'a crate::queues::Queued)> + 'a {
+        q.queued.range(prefix.to_vec()..).take_while(move |(k, _)| k.starts_with(prefix))
     }
 
     /// The priority of a host's best queued entry (not taken).
     pub fn frontier_peek(&self, host_key: &str) -> Result<Option<u32>> {
         let prefix = queue_prefix(host_key);
-        let taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
-        let head = self.untaken_queue(&prefix, &taken).next();
-        match head {
-            None => Ok(None),
-            Some(kv) => Ok(Some(queue_key_priority(&kv?.0, prefix.len())?)),
-        }
+        let q = self.queues()?;
+        let head = Self::host_queue(&q, &prefix).next();
+        head.map(|(k, _)| queue_key_priority(k, prefix.len())).transpose()
     }
 
     /// The URL of a host's best entry (not taken), without taking it.
     pub fn frontier_pop_peek_url(&self, host_key: &str) -> Result<Option<String>> {
         let prefix = queue_prefix(host_key);
-        let taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
-        let head = self.untaken_queue(&prefix, &taken).next();
-        match head {
-            None => Ok(None),
-            Some(kv) => {
-                let (k, v) = kv?;
-                Ok(Some(decode_entry(&k, &v)?.url))
-            }
-        }
+        let q = self.queues()?;
+        let head = Self::host_queue(&q, &prefix).next();
+        head.map(|(k, e)| decode_entry(k, &e.value).map(|e| e.url)).transpose()
     }
 
     /// Take a host's best entry (see the module notes: it stays queued on disk until its URL
@@ -761,19 +721,20 @@ impl Store {
     pub fn frontier_pop_and_peek(&self, host_key: &str) -> Result<Option<(FrontierEntry, Option<u32>)>> {
         let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
         let prefix = queue_prefix(host_key);
-        let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
-        let mut it = self.untaken_queue(&prefix, &taken);
-        let Some(kv) = it.next() else {
+        let mut q = self.queues()?;
+        let (k, next) = {
+            let mut it = Self::host_queue(&q, &prefix);
+            let Some(k) = it.next().map(|(k, _)| k.clone()) else {
+                return Ok(None);
+            };
+            (k, it.next().map(|(k, _)| queue_key_priority(k, prefix.len())).transpose()?)
+        };
+        let Some(entry) = q.queued.remove(&k) else {
             return Ok(None);
         };
-        let (k, v) = kv?;
-        let next = match it.next() {
-            None => None,
-            Some(kv) => Some(queue_key_priority(&kv?.0, prefix.len())?),
-        };
-        drop(it);
-        let e = decode_entry(&k, &v)?;
-        taken.take(url_fingerprint(&e.url), k.to_vec());
+        let e = decode_entry(&k, &entry.value)?;
+        q.taken.insert(url_fingerprint(&e.url), crate::queues::Ticket { key: k, entry });
+        drop(q);
         // `next` covers every entry queued so far (queueing holds the write lock too): a
         // note of the host not taken yet would only repeat it, or name the entry just taken.
         self.queued_hosts.hosts.lock().unwrap_or_else(|e| e.into_inner()).remove(host_key);
@@ -787,10 +748,10 @@ impl Store {
         // The links first, then the ticket (see the module notes).
         let out = self.queue_in_batches(links)?;
         let fp = url_fingerprint(url);
-        let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
-        self.tree.remove(ticket_key(&taken, fp))?;
-        taken.release(fp);
-        drop(taken);
+        let mut batch = sled::Batch::default();
+        self.write_ticket_finish(fp, &mut batch)?;
+        self.tree.apply_batch(batch)?;
+        self.queues()?.finished(&[fp]);
         self.queued_hosts.wake();
         Ok(out)
     }
@@ -800,13 +761,12 @@ impl Store {
     pub fn frontier_finish_refused(&self, e: &FrontierEntry) -> Result<()> {
         let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
         let fp = url_fingerprint(&e.url);
-        let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
         let mut batch = sled::Batch::default();
-        batch.remove(ticket_key(&taken, fp));
+        self.write_ticket_finish(fp, &mut batch)?;
         let v = serde_json::to_vec(e).map_err(|x| corrupt(&e.url, x))?;
         batch.insert(fp_key(REFUSED, fp), v);
         self.tree.apply_batch(batch)?;
-        taken.release(fp);
+        self.queues()?.finished(&[fp]);
         Ok(())
     }
 
@@ -821,11 +781,9 @@ impl Store {
             let e = decode_entry(&k, &v)?;
             let mut batch = sled::Batch::default();
             batch.remove(k);
-            batch.insert(queue_key(&e, self.db.generate_id()?), encode_queued(&e));
-            if let Some((k, v)) = self.stamp_to_raise() {
-                batch.insert(k, v);
-            }
+            let added = self.write_single_entry(&e, &mut batch)?;
             self.tree.apply_batch(batch)?;
+            self.queues()?.add(added.0, added.1);
             self.queued_hosts.note([(e.host_key.as_str(), e.priority)]);
             n += 1;
         }
@@ -837,16 +795,15 @@ impl Store {
     pub fn frontier_requeue(&self, e: &FrontierEntry) -> Result<()> {
         let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
         let fp = url_fingerprint(&e.url);
-        let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
         let mut batch = sled::Batch::default();
-        batch.remove(ticket_key(&taken, fp));
-        batch.insert(queue_key(e, self.db.generate_id()?), encode_queued(e));
-        if let Some((k, v)) = self.stamp_to_raise() {
-            batch.insert(k, v);
-        }
+        self.write_ticket_finish(fp, &mut batch)?;
+        let added = self.write_single_entry(e, &mut batch)?;
         self.tree.apply_batch(batch)?;
-        taken.release(fp);
-        drop(taken);
+        {
+            let mut q = self.queues()?;
+            q.finished(&[fp]);
+            q.add(added.0, added.1);
+        }
         self.queued_hosts.note([(e.host_key.as_str(), e.priority)]);
         Ok(())
     }
@@ -865,15 +822,45 @@ impl Store {
         Ok(n)
     }
 
+    /// Write the finish of `fp`'s ticket into `batch`: a done mark or its record's removal
+    /// for an entry this process took, else the `i/` entry a run before 2026-11-25 left.
+    pub(crate) fn write_ticket_finish(&self, fp: u64, batch: &mut sled::Batch) -> Result<()> {
+        let q = self.queues()?;
+        match q.taken.get(&fp) {
+            Some(t) => q.write_finish(self, &[t], batch),
+            None => {
+                batch.remove(fp_key(INFLIGHT, fp));
+                Ok(())
+            }
+        }
+    }
+
+    /// Write `e` as a log record of its own into `batch`; returns what to add to the queues
+    /// once the batch is applied.
+    fn write_single_entry(
+        &self,
+        e: &FrontierEntry,
+        batch: &mut sled::Batch,
+    ) -> Result<(Vec<u8>, crate::queues::Queued)> {
+        let (id, record) = (self.db.generate_id()?, self.db.generate_id()?);
+        batch.insert(
+            crate::queues::record_key(crate::queues::LOG, record),
+            crate::queues::encode_record(&[(id, e)]),
+        );
+        if let Some((k, v)) = self.stamp_to_raise() {
+            batch.insert(k, v);
+        }
+        Ok((queue_key(e, id), crate::queues::Queued { record, value: encode_queued(e) }))
+    }
+
     /// Entries queued and in flight (taken by this process and not finished, or left in
     /// `i/` by an older run).
     pub fn frontier_counts(&self) -> Result<(u64, u64)> {
         // Not under the write lock: the cap's recount runs under it. A write in between
         // moves a count by the few URLs it changes.
-        let q = self.tree.scan_prefix(QUEUE).count() as u64;
         let i = self.tree.scan_prefix(INFLIGHT).count() as u64;
-        let taken = self.taken.lock().unwrap_or_else(|e| e.into_inner()).len() as u64;
-        Ok((q.saturating_sub(taken), i + taken))
+        let q = self.queues()?;
+        Ok((q.queued.len() as u64, i + q.taken_len() as u64))
     }
 
     /// Pages fetched from a host so far (for the per-host page budget).

@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 pub mod frontier;
 pub mod labels;
 pub mod lifecycle;
+mod queues;
 pub mod record;
 pub use frontier::{url_fingerprint, AddOutcome, CompactSeenSet, FrontierEntry, LINK_BATCH, SEEN_IN_MEMORY};
 pub use lifecycle::{CRAWL_CACHE_BYTES, DEFAULT_CACHE_BYTES};
@@ -480,8 +481,8 @@ pub struct Store {
     cap: frontier::FrontierCap,
     /// Hosts that had URLs queued since the crawler last asked (see [`frontier`]).
     queued_hosts: frontier::QueuedHosts,
-    /// Queue entries handed to the crawler and not finished (see [`frontier`]).
-    taken: Mutex<frontier::Taken>,
+    /// The frontier's queues in memory, taken entries among them (see [`queues`]).
+    queues: Mutex<queues::Queues>,
     /// The format stamp on disk is [`STORE_FORMAT_VERSION`] (else [`READABLE_OLDER_FORMAT`],
     /// raised with the first compact queue entry written).
     stamp_current: std::sync::atomic::AtomicBool,
@@ -620,11 +621,11 @@ impl Store {
         let mut tickets = Vec::new();
         for p in pages {
             if let Some((url, host)) = &p.fetched {
-                // The ticket goes with the record, atomically (see `frontier`). `taken` is
-                // locked only here and below: queueing links counts it (the cap's recount).
+                // The ticket goes with the record, atomically (see `frontier`): written below.
                 let fp = url_fingerprint(url);
-                batch.remove(frontier::ticket_key(&self.taken.lock().unwrap_or_else(|e| e.into_inner()), fp));
-                tickets.push(fp);
+                if !tickets.contains(&fp) {
+                    tickets.push(fp);
+                }
                 *host_counts.entry(host.as_str()).or_default() += 1;
                 links.extend(p.links.iter().cloned());
             }
@@ -673,6 +674,17 @@ impl Store {
             batch.insert(key, acc.encode().to_vec());
         }
         let completed_tickets = !host_counts.is_empty();
+        {
+            // The queues are locked only here and below: queueing links counts them (the
+            // cap's recount).
+            let q = self.queues()?;
+            let taken: Vec<&queues::Ticket> = tickets.iter().filter_map(|fp| q.taken.get(fp)).collect();
+            q.write_finish(self, &taken, &mut batch)?;
+            for fp in tickets.iter().filter(|fp| !q.taken.contains_key(fp)) {
+                // Left in flight by a run before 2026-11-25.
+                batch.remove(frontier::fp_key(frontier::INFLIGHT, *fp));
+            }
+        }
         for (host, n) in host_counts {
             let n = self.host_pages(host)? + n;
             batch.insert([frontier::HOST_COUNT, host.as_bytes()].concat(), n.to_le_bytes().to_vec());
@@ -691,12 +703,8 @@ impl Store {
         }
         out.links_queued = added_early.queued + added.queued;
         self.tree.apply_batch(batch)?;
-        let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
-        for fp in tickets {
-            taken.release(fp);
-        }
-        drop(taken);
-        self.commit_seen(&fresh);
+        self.queues()?.finished(&tickets);
+        self.commit_seen(&fresh)?;
         if completed_tickets {
             // Tickets completed: a crawler waiting for its last pages may stop now.
             self.queued_hosts.wake();

@@ -32,7 +32,6 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::ops::RangeBounds;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -260,10 +259,6 @@ impl Tree {
 
     pub(crate) fn scan_prefix(&self, prefix: impl AsRef<[u8]>) -> Iter {
         Iter(guard_on(&self.1, || self.inner().scan_prefix(prefix)).ok(), Arc::clone(&self.1))
-    }
-
-    pub(crate) fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Iter {
-        Iter(guard_on(&self.1, || self.inner().range(range)).ok(), Arc::clone(&self.1))
     }
 }
 
@@ -807,7 +802,7 @@ fn open_dir(path: &Path, mode: Mode, cache_bytes: u64) -> Result<Store> {
         seen: Mutex::new(CompactSeenSet::default()),
         cap: crate::frontier::FrontierCap::default(),
         queued_hosts: crate::frontier::QueuedHosts::default(),
-        taken: Mutex::new(crate::frontier::Taken::default()),
+        queues: Mutex::new(Default::default()),
         stamp_current: Default::default(),
         life: Life::Dir { path: path.to_path_buf(), owner_written: false, server: Mutex::new(None) },
     };
@@ -1024,7 +1019,7 @@ fn fetch_snapshot(h: &Holder) -> Result<Store> {
         seen: Mutex::new(CompactSeenSet::default()),
         cap: crate::frontier::FrontierCap::default(),
         queued_hosts: crate::frontier::QueuedHosts::default(),
-        taken: Mutex::new(crate::frontier::Taken::default()),
+        queues: Mutex::new(Default::default()),
         stamp_current: Default::default(),
         life: Life::Snapshot { of: h.clone() },
     };
@@ -1071,9 +1066,9 @@ impl CheckReport {
 }
 
 /// Key prefixes of the ditto tree that [`Store::check`] knows.
-const KNOWN_PREFIXES: [&[u8]; 15] = [
-    b"m/", b"p/", b"n/", b"t/", b"w/", b"o/", b"l/", b"x/", b"q/", b"i/", b"s/", b"sb/", b"hc/", b"rf/",
-    b"d/",
+const KNOWN_PREFIXES: [&[u8]; 17] = [
+    b"m/", b"p/", b"n/", b"t/", b"w/", b"o/", b"l/", b"x/", b"q/", b"ql/", b"qd/", b"i/", b"s/", b"sb/",
+    b"hc/", b"rf/", b"d/",
 ];
 
 impl Store {
@@ -1173,6 +1168,23 @@ impl Store {
             for kv in self.tree.scan_prefix(prefix) {
                 let item = kv.and_then(|(k, v)| crate::frontier::decode_entry(&k, &v));
                 r.count(kind, item);
+            }
+        }
+        // The queue's log: entries queued, then the marks of those finished.
+        for kv in self.tree.scan_prefix(crate::queues::LOG) {
+            match kv.and_then(|(k, v)| crate::queues::decode_record(&k, &v)) {
+                Ok(entries) => {
+                    *r.records.entry("ql/ queue log entries".into()).or_default() += entries.len() as u64
+                }
+                Err(e) => r.problem(format!("ql/ queue log: {e}")),
+            }
+        }
+        for kv in self.tree.scan_prefix(crate::queues::DONE) {
+            match kv.and_then(|(k, v)| crate::queues::decode_done(&k, &v)) {
+                Ok(ids) => {
+                    *r.records.entry("qd/ finished queue log entries".into()).or_default() += ids.len() as u64
+                }
+                Err(e) => r.problem(format!("qd/ finished queue log entries: {e}")),
             }
         }
         for kv in self.tree.scan_prefix(crate::frontier::SEEN) {

@@ -273,7 +273,7 @@ pub(crate) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
         if self.b.len() < n {
             return Err("record ends early".into());
         }
@@ -282,7 +282,7 @@ impl<'a> Reader<'a> {
         Ok(h)
     }
 
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+    pub(crate) fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.take(N)?);
         Ok(a)
@@ -292,7 +292,7 @@ impl<'a> Reader<'a> {
         Ok(self.take(1)?[0])
     }
 
-    fn v(&mut self) -> Result<u64, String> {
+    pub(crate) fn v(&mut self) -> Result<u64, String> {
         let mut x = 0u64;
         for shift in (0..64).step_by(7) {
             let b = self.u8()?;

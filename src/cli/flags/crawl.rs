@@ -67,8 +67,8 @@ pub struct CrawlArgs {
     pub max_links_per_page: usize,
     /// Most URLs waiting in the frontier (queued or being fetched). Links found while it is
     /// full are dropped and counted (`links_rejected.frontier_full` in the stats; a later page
-    /// or run may queue them again). It bounds the crawl's memory: the frontier is on disk, but
-    /// the store keeps about 0.5 KB in memory per queued URL.
+    /// or run may queue them again). It bounds the crawl's memory: the queues are kept in
+    /// memory (their durable copy in the store), about 0.3 KB per queued URL.
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_queued: u64,
     /// Write every fetch (request + response) to rotating WARC/1.1 files here.
