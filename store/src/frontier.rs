@@ -53,11 +53,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::queue_entry::FrontierEntry;
+pub(crate) use crate::queue_entry::{
+    decode_entry, encode_queued, queue_key, queue_key_priority, queue_prefix, QUEUE,
+};
 use crate::{corrupt, Result, Store};
 
-pub(crate) const QUEUE: &[u8] = b"q/";
 pub(crate) const INFLIGHT: &[u8] = b"i/";
 pub(crate) const SEEN: &[u8] = b"s/";
 pub(crate) const SEEN_BATCH: &[u8] = b"sb/";
@@ -146,26 +147,6 @@ impl QueuedHosts {
             w();
         }
     }
-}
-
-/// One URL waiting in (or taken from) the frontier.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FrontierEntry {
-    /// Canonical URL.
-    pub url: String,
-    pub host_key: String,
-    /// Links followed from a seed (seeds are 0).
-    pub depth: u32,
-    /// Higher is fetched first within a host; the scheduler also prefers hosts whose best
-    /// entry has a higher priority.
-    pub priority: u32,
-    /// Redirects followed to reach this URL (bounded by the crawler's hop limit).
-    #[serde(default)]
-    pub hops: u32,
-    /// A sitemap to read for the URLs it lists, not a page (issue 38). Absent (false) in
-    /// the JSON of every other entry, so older entries read as pages.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub sitemap: bool,
 }
 
 /// 64-bit fingerprint of a canonical URL: the first 8 bytes of its SHA-1 (stable across
@@ -328,30 +309,6 @@ impl CompactSeenSet {
     }
 }
 
-pub(crate) fn queue_key(e: &FrontierEntry, seq: u64) -> Vec<u8> {
-    let mut k = queue_prefix(&e.host_key);
-    k.extend_from_slice(&(u32::MAX - e.priority).to_be_bytes());
-    k.extend_from_slice(&seq.to_be_bytes());
-    k
-}
-
-pub(crate) fn queue_prefix(host_key: &str) -> Vec<u8> {
-    let mut k = Vec::with_capacity(QUEUE.len() + host_key.len() + 13);
-    k.extend_from_slice(QUEUE);
-    k.extend_from_slice(host_key.as_bytes());
-    k.push(0);
-    k
-}
-
-/// The priority in a queue key (`q/` host `\0` (u32::MAX − priority) BE, sequence BE) whose
-/// host part is `prefix_len` bytes long.
-fn queue_key_priority(k: &[u8], prefix_len: usize) -> Result<u32> {
-    k.get(prefix_len..prefix_len + 4)
-        .and_then(|b| <[u8; 4]>::try_from(b).ok())
-        .map(|b| u32::MAX - u32::from_be_bytes(b))
-        .ok_or_else(|| corrupt(&String::from_utf8_lossy(k), "queue key without priority"))
-}
-
 pub(crate) fn fp_key(prefix: &[u8], fp: u64) -> Vec<u8> {
     [prefix, &fp.to_be_bytes()[..]].concat()
 }
@@ -370,48 +327,6 @@ pub(crate) fn seen_batch_fingerprints(k: &[u8], v: &[u8]) -> Result<Vec<u64>> {
     Ok(v.chunks_exact(8)
         .map(|b| u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
         .collect())
-}
-
-/// The first byte of a compact queue value ([`encode_queued`]); JSON values start with `{`.
-const COMPACT_QUEUED: u8 = 1;
-/// Flag bit of a compact queue value: the entry is a sitemap.
-const COMPACT_SITEMAP: u8 = 1;
-/// Bytes after the host in a queue key: `\0`, the priority (4), the sequence (8).
-const QUEUE_KEY_TAIL: usize = 13;
-
-/// A queue entry's value: its host and priority are its key's, so the value is a tag byte,
-/// flags, depth and hops as varints, then the URL: about 45 bytes where the entry's JSON
-/// took 110. Every link a crawl queues is one sled insert, and sled copies, logs and
-/// checksums the leaf it lands in; smaller values make each of those cheaper (issue 37).
-pub(crate) fn encode_queued(e: &FrontierEntry) -> Vec<u8> {
-    let mut v = Vec::with_capacity(4 + e.url.len());
-    v.push(COMPACT_QUEUED);
-    v.push(if e.sitemap { COMPACT_SITEMAP } else { 0 });
-    crate::record::put_v(&mut v, u64::from(e.depth));
-    crate::record::put_v(&mut v, u64::from(e.hops));
-    v.extend_from_slice(e.url.as_bytes());
-    v
-}
-
-/// A queue entry (`q/`, compact or JSON as written before 2026-11-29) or an `i/` or `rf/`
-/// entry (JSON).
-pub(crate) fn decode_entry(k: &[u8], v: &[u8]) -> Result<FrontierEntry> {
-    let damaged = |why: &dyn std::fmt::Display| corrupt(&String::from_utf8_lossy(k), why);
-    if v.first() != Some(&COMPACT_QUEUED) {
-        return serde_json::from_slice(v).map_err(|e| damaged(&e));
-    }
-    let host_end =
-        k.len().checked_sub(QUEUE_KEY_TAIL).filter(|&end| end >= QUEUE.len() && k.starts_with(QUEUE));
-    let Some(host_end) = host_end.filter(|&end| k[end] == 0) else {
-        return Err(damaged(&"compact queue value under a key that is not a queue key"));
-    };
-    let host_key = std::str::from_utf8(&k[QUEUE.len()..host_end]).map_err(|e| damaged(&e))?.to_owned();
-    let priority = queue_key_priority(k, host_end + 1)?;
-    let mut r = crate::record::Reader { b: &v[1..] };
-    let fields = (|| Ok::<_, String>((r.u8()?, r.v32()?, r.v32()?)))();
-    let (flags, depth, hops) = fields.map_err(|e| damaged(&e))?;
-    let url = std::str::from_utf8(r.b).map_err(|e| damaged(&e))?.to_owned();
-    Ok(FrontierEntry { url, host_key, depth, priority, hops, sitemap: flags & COMPACT_SITEMAP != 0 })
 }
 
 /// An entry staged by [`Store::stage_links`]: its URL's fingerprint, its id and its log

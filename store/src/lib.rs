@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 pub mod frontier;
 pub mod labels;
 pub mod lifecycle;
+mod queue_entry;
 mod queues;
 pub mod record;
 pub use frontier::{url_fingerprint, AddOutcome, CompactSeenSet, FrontierEntry, LINK_BATCH, SEEN_IN_MEMORY};

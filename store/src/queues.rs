@@ -6,7 +6,7 @@
 //!
 //! | prefix | key | value |
 //! |---|---|---|
-//! | `ql/` | record number BE | queued entries, in the order queued: id (u64 BE), host key (varint length + bytes), priority (u32 BE), entry ([`super::frontier::encode_queued`]: varint length + bytes) |
+//! | `ql/` | record number BE | queued entries, in the order queued: id (u64 BE), host key (varint length + bytes), priority (u32 BE), entry ([`crate::queue_entry::encode_queued`]: varint length + bytes) |
 //! | `qd/` | record number BE | ids (u64 BE each) of finished entries whose `ql/` record still holds live ones |
 //!
 //! - A link batch's new entries are one `ql/` record: one sled insert at the tree's end.
@@ -25,7 +25,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::frontier::{decode_entry, encode_queued, queue_key, FrontierEntry, QUEUE};
+use crate::queue_entry::{decode_entry, encode_queued, queue_key, FrontierEntry, QUEUE};
 use crate::record::{put_v, Reader};
 use crate::{corrupt, Result, Store};
 
