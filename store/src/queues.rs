@@ -55,6 +55,14 @@ impl Ticket {
     }
 }
 
+/// The number of a `ql/` or `qd/` record from its key.
+fn record_number(k: &[u8]) -> Result<u64> {
+    <[u8; 8]>::try_from(&k[k.len().min(3)..])
+        .map(u64::from_be_bytes)
+        .map_err(|_| corrupt(&String::from_utf8_lossy(k), "queue log key is not a prefix and 8 bytes"))
+}
+
+/// The id in a queue key this module built (its last 8 bytes).
 fn key_id(key: &[u8]) -> u64 {
     let mut b = [0u8; 8];
     b.copy_from_slice(&key[key.len() - 8..]);
@@ -210,15 +218,14 @@ impl Store {
             done.extend(decode_done(&k, &v)?);
             done_keys.push(k.to_vec());
         }
-        let mut batch = sled::Batch::default();
+        let mut dead = Vec::new();
         let mut marks_kept = Vec::new();
         for kv in self.tree.scan_prefix(LOG) {
             let (k, v) = kv?;
-            let record = key_id(&k);
-            let entries = decode_record(&k, &v)?;
+            let record = record_number(&k)?;
             let live_before = q.queued.len();
             let mut marks = Vec::new();
-            for (key, value) in entries {
+            for (key, value) in decode_record(&k, &v)? {
                 let id = key_id(&key);
                 if done.contains(&id) {
                     marks.push(id);
@@ -227,20 +234,26 @@ impl Store {
                 }
             }
             if q.queued.len() == live_before {
-                batch.remove(k);
+                dead.push(k.to_vec());
             } else {
                 marks_kept.extend(marks);
             }
         }
-        // The done marks again, only those of records still in the log.
-        for k in done_keys {
-            batch.remove(k);
-        }
+        // The marks of live records again, then the old marks and the dead records out, in
+        // batches of bounded size: a crash in between leaves marks twice (a set) or dead
+        // records (dropped at the next load), never an unfinished entry marked.
         for chunk in marks_kept.chunks(DONE_PER_RECORD) {
             let v: Vec<u8> = chunk.iter().flat_map(|id| id.to_be_bytes()).collect();
-            batch.insert(record_key(DONE, self.db.generate_id()?), v);
+            self.tree.insert(record_key(DONE, self.db.generate_id()?), v)?;
         }
-        self.tree.apply_batch(batch)
+        for chunk in done_keys.chunks(crate::LINK_BATCH).chain(dead.chunks(crate::LINK_BATCH)) {
+            let mut batch = sled::Batch::default();
+            for k in chunk {
+                batch.remove(k.as_slice());
+            }
+            self.tree.apply_batch(batch)?;
+        }
+        Ok(())
     }
 
     /// `q/` entries written before format 6 go into the log, a record per [`crate::LINK_BATCH`]
@@ -349,5 +362,9 @@ mod tests {
         st.tree.insert(record_key(LOG, 1), &good[..good.len() - 1]).unwrap();
         assert!(st.frontier_pop("a").is_err());
         assert!(!st.check().unwrap().problems.is_empty());
+        // A key too short for a record number.
+        let st = Store::open(&dir.path().join("k.db")).unwrap();
+        st.tree.insert(b"ql/x", good.as_slice()).unwrap();
+        assert!(st.frontier_counts().is_err());
     }
 }
