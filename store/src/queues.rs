@@ -263,7 +263,12 @@ impl Store {
             let mut old = Vec::new();
             for kv in self.tree.scan_prefix(QUEUE).take(crate::LINK_BATCH) {
                 let (k, v) = kv?;
-                old.push((k.to_vec(), decode_entry(&k, &v)?));
+                let e = decode_entry(&k, &v)?;
+                // The key must be the entry's own (host, priority, then 8 bytes of sequence).
+                if k.len() < 8 || queue_key(&e, key_id(&k)) != k.as_ref() {
+                    return Err(corrupt(&String::from_utf8_lossy(&k), "queue key does not match its entry"));
+                }
+                old.push((k.to_vec(), e));
             }
             if old.is_empty() {
                 return Ok(());
@@ -275,8 +280,7 @@ impl Store {
             if let Some((k, v)) = self.stamp_to_raise() {
                 batch.insert(k, v);
             }
-            for (k, e) in &old {
-                debug_assert_eq!(k, &queue_key(e, key_id(k)));
+            for (k, _) in &old {
                 batch.remove(k.as_slice());
             }
             self.tree.apply_batch(batch)?;
@@ -365,6 +369,10 @@ mod tests {
         // A key too short for a record number.
         let st = Store::open(&dir.path().join("k.db")).unwrap();
         st.tree.insert(b"ql/x", good.as_slice()).unwrap();
+        assert!(st.frontier_counts().is_err());
+        // A queue key of an earlier version that does not match its entry.
+        let st = Store::open(&dir.path().join("o.db")).unwrap();
+        st.tree.insert(b"q/x", serde_json::to_vec(&entry("http://a/1", "a", 1)).unwrap()).unwrap();
         assert!(st.frontier_counts().is_err());
     }
 }
