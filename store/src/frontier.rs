@@ -55,7 +55,7 @@ use std::collections::{HashMap, HashSet};
 
 pub use crate::queue_entry::FrontierEntry;
 pub(crate) use crate::queue_entry::{
-    decode_entry, encode_queued, queue_key, queue_key_priority, queue_prefix, QUEUE,
+    be_u64s, decode_entry, encode_queued, fp_key, queue_key, queue_key_priority, queue_prefix, QUEUE,
 };
 use crate::{corrupt, Result, Store};
 
@@ -80,8 +80,9 @@ const RECOUNT_EVERY: std::time::Duration =
 
 /// A cap on the frontier's open URLs (queued + in flight), so that a crawl's memory does not
 /// grow with the links it meets: the queues are in memory (about 0.2–0.3 KB per queued URL
-/// with the seen set, measured by `examples/bench_hostile_crawl`). Links found while the frontier is full are dropped (not marked seen, so a later
-/// page or run may queue them) and counted.
+/// with the seen set, measured by `examples/bench_hostile_crawl`). Links found while the
+/// frontier is full are dropped (not marked seen, so a later page or run may queue them) and
+/// counted.
 #[derive(Debug)]
 pub(crate) struct FrontierCap {
     max: std::sync::atomic::AtomicU64,
@@ -309,10 +310,6 @@ impl CompactSeenSet {
     }
 }
 
-pub(crate) fn fp_key(prefix: &[u8], fp: u64) -> Vec<u8> {
-    [prefix, &fp.to_be_bytes()[..]].concat()
-}
-
 /// The fingerprint of an `s/` key.
 pub(crate) fn seen_key_fingerprint(k: &[u8]) -> Result<u64> {
     let b: [u8; 8] = k[SEEN.len()..].try_into().map_err(|_| corrupt("s/", "seen key is not 8 bytes"))?;
@@ -321,20 +318,18 @@ pub(crate) fn seen_key_fingerprint(k: &[u8]) -> Result<u64> {
 
 /// The fingerprints of an `sb/` record.
 pub(crate) fn seen_batch_fingerprints(k: &[u8], v: &[u8]) -> Result<Vec<u64>> {
-    if k.len() != SEEN_BATCH.len() + 8 || !v.len().is_multiple_of(8) {
-        return Err(corrupt(&String::from_utf8_lossy(k), "seen batch record of a wrong length"));
-    }
-    Ok(v.chunks_exact(8)
-        .map(|b| u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
-        .collect())
+    be_u64s(v)
+        .filter(|_| k.len() == SEEN_BATCH.len() + 8)
+        .ok_or_else(|| corrupt(&String::from_utf8_lossy(k), "seen batch record of a wrong length"))
 }
 
-/// An entry staged by [`Store::stage_links`]: its URL's fingerprint, its id and its log
-/// record, for [`Store::commit_seen`] once the batch is applied.
+/// An entry staged by [`Store::stage_links`]: its URL's fingerprint, its id, its value and
+/// its log record, for [`Store::commit_seen`] once the batch is applied.
 pub(crate) struct Fresh<'a> {
     pub(crate) fp: u64,
     pub(crate) entry: &'a FrontierEntry,
     pub(crate) id: u64,
+    pub(crate) value: Vec<u8>,
     pub(crate) record: u64,
 }
 
@@ -464,7 +459,7 @@ impl Store {
                 }
                 self.tree.apply_batch(batch)?;
             }
-            self.commit_seen(&fresh)?;
+            self.commit_seen(fresh)?;
             out.queued += o.queued;
             out.already_seen += o.already_seen;
             out.dropped_full += o.dropped_full;
@@ -498,7 +493,13 @@ impl Store {
                 continue;
             }
             self.cap.open.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            fresh.push(Fresh { fp, entry: e, id: self.db.generate_id()?, record: 0 });
+            fresh.push(Fresh {
+                fp,
+                entry: e,
+                id: self.db.generate_id()?,
+                value: encode_queued(e),
+                record: 0,
+            });
             if per_url_keys {
                 writes.push((fp_key(SEEN, fp), Vec::new()));
             }
@@ -507,12 +508,8 @@ impl Store {
         if fresh.len() > first_fresh {
             // The batch's new entries, one record of the log (see `queues`).
             let record = self.db.generate_id()?;
-            let ids: Vec<(u64, &FrontierEntry)> =
-                fresh[first_fresh..].iter().map(|f| (f.id, f.entry)).collect();
-            writes.push((
-                crate::queues::record_key(crate::queues::LOG, record),
-                crate::queues::encode_record(&ids),
-            ));
+            let entries = fresh[first_fresh..].iter().map(|f| (f.id, f.entry, f.value.as_slice()));
+            writes.push((fp_key(crate::queues::LOG, record), crate::queues::encode_record(entries)));
             for f in &mut fresh[first_fresh..] {
                 f.record = record;
             }
@@ -527,21 +524,21 @@ impl Store {
 
     /// Once a batch of [`Store::stage_links`] is applied: its URLs are seen, and their hosts
     /// have URLs queued.
-    pub(crate) fn commit_seen(&self, fresh: &[Fresh<'_>]) -> Result<()> {
+    pub(crate) fn commit_seen(&self, fresh: Vec<Fresh<'_>>) -> Result<()> {
         {
             let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-            for f in fresh {
+            for f in &fresh {
                 seen.insert(f.fp);
             }
         }
+        let entries: Vec<&FrontierEntry> = fresh.iter().map(|f| f.entry).collect();
         {
             let mut q = self.queues()?;
             for f in fresh {
-                let value = encode_queued(f.entry);
-                q.add(queue_key(f.entry, f.id), crate::queues::Queued { record: f.record, value });
+                q.add(queue_key(f.entry, f.id), crate::queues::Queued { record: f.record, value: f.value });
             }
         }
-        self.queued_hosts.note(fresh.iter().map(|f| (f.entry.host_key.as_str(), f.entry.priority)));
+        self.queued_hosts.note(entries.iter().map(|e| (e.host_key.as_str(), e.priority)));
         Ok(())
     }
 
@@ -577,9 +574,9 @@ impl Store {
 
     /// Hosts with queued entries (not taken) and the priority of each one's best entry.
     /// A walk over every host's queue head, for the start of a crawl and before it stops
-    /// (in between, [`Store::frontier_take_queued_hosts`] says which hosts changed): the
-    /// store's lock of taken entries is held for one key at a time, never for the walk, so
-    /// pops and finishes go on meanwhile.
+    /// (in between, [`Store::frontier_take_queued_hosts`] says which hosts changed). It reads
+    /// the queues in memory, one key per host, under their lock: pops and finishes wait for
+    /// the walk.
     pub fn frontier_hosts(&self) -> Result<Vec<(String, u32)>> {
         let q = self.queues()?;
         let mut out = Vec::new();
@@ -625,8 +622,8 @@ impl Store {
         head.map(|(k, e)| decode_entry(k, &e.value).map(|e| e.url)).transpose()
     }
 
-    /// Take a host's best entry (see the module notes: it stays queued on disk until its URL
-    /// is finished, and in memory it is taken).
+    /// Take a host's best entry (see the module notes: it stays in the log until its URL is
+    /// finished, and in memory it is taken).
     pub fn frontier_pop(&self, host_key: &str) -> Result<Option<FrontierEntry>> {
         Ok(self.frontier_pop_and_peek(host_key)?.map(|(e, _)| e))
     }
@@ -664,7 +661,7 @@ impl Store {
         let out = self.queue_in_batches(links)?;
         let fp = url_fingerprint(url);
         let mut batch = sled::Batch::default();
-        self.write_ticket_finish(fp, &mut batch)?;
+        self.write_ticket_finish(&[fp], &mut batch)?;
         self.tree.apply_batch(batch)?;
         self.queues()?.finished(&[fp]);
         self.queued_hosts.wake();
@@ -677,7 +674,7 @@ impl Store {
         let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
         let fp = url_fingerprint(&e.url);
         let mut batch = sled::Batch::default();
-        self.write_ticket_finish(fp, &mut batch)?;
+        self.write_ticket_finish(&[fp], &mut batch)?;
         let v = serde_json::to_vec(e).map_err(|x| corrupt(&e.url, x))?;
         batch.insert(fp_key(REFUSED, fp), v);
         self.tree.apply_batch(batch)?;
@@ -711,7 +708,7 @@ impl Store {
         let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
         let fp = url_fingerprint(&e.url);
         let mut batch = sled::Batch::default();
-        self.write_ticket_finish(fp, &mut batch)?;
+        self.write_ticket_finish(&[fp], &mut batch)?;
         let added = self.write_single_entry(e, &mut batch)?;
         self.tree.apply_batch(batch)?;
         {
@@ -737,17 +734,17 @@ impl Store {
         Ok(n)
     }
 
-    /// Write the finish of `fp`'s ticket into `batch`: a done mark or its record's removal
-    /// for an entry this process took, else the `i/` entry a run before 2026-11-25 left.
-    pub(crate) fn write_ticket_finish(&self, fp: u64, batch: &mut sled::Batch) -> Result<()> {
+    /// Write the finish of the tickets of `fps` into `batch`: a done mark or its record's
+    /// removal for an entry this process took, else the `i/` entry a run before 2026-11-25
+    /// left. Memory changes once the batch is applied ([`crate::queues::Queues::finished`]).
+    pub(crate) fn write_ticket_finish(&self, fps: &[u64], batch: &mut sled::Batch) -> Result<()> {
         let q = self.queues()?;
-        match q.taken.get(&fp) {
-            Some(t) => q.write_finish(self, &[t], batch),
-            None => {
-                batch.remove(fp_key(INFLIGHT, fp));
-                Ok(())
-            }
+        let taken: Vec<&crate::queues::Ticket> = fps.iter().filter_map(|fp| q.taken.get(fp)).collect();
+        q.write_finish(self, &taken, batch)?;
+        for fp in fps.iter().filter(|fp| !q.taken.contains_key(fp)) {
+            batch.remove(fp_key(INFLIGHT, *fp));
         }
+        Ok(())
     }
 
     /// Write `e` as a log record of its own into `batch`; returns what to add to the queues
@@ -758,14 +755,15 @@ impl Store {
         batch: &mut sled::Batch,
     ) -> Result<(Vec<u8>, crate::queues::Queued)> {
         let (id, record) = (self.db.generate_id()?, self.db.generate_id()?);
+        let value = encode_queued(e);
         batch.insert(
-            crate::queues::record_key(crate::queues::LOG, record),
-            crate::queues::encode_record(&[(id, e)]),
+            fp_key(crate::queues::LOG, record),
+            crate::queues::encode_record([(id, e, value.as_slice())]),
         );
         if let Some((k, v)) = self.stamp_to_raise() {
             batch.insert(k, v);
         }
-        Ok((queue_key(e, id), crate::queues::Queued { record, value: encode_queued(e) }))
+        Ok((queue_key(e, id), crate::queues::Queued { record, value }))
     }
 
     /// Entries queued and in flight (taken by this process and not finished, or left in

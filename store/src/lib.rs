@@ -675,17 +675,7 @@ impl Store {
             batch.insert(key, acc.encode().to_vec());
         }
         let completed_tickets = !host_counts.is_empty();
-        {
-            // The queues are locked only here and below: queueing links counts them (the
-            // cap's recount).
-            let q = self.queues()?;
-            let taken: Vec<&queues::Ticket> = tickets.iter().filter_map(|fp| q.taken.get(fp)).collect();
-            q.write_finish(self, &taken, &mut batch)?;
-            for fp in tickets.iter().filter(|fp| !q.taken.contains_key(fp)) {
-                // Left in flight by a run before 2026-11-25.
-                batch.remove(frontier::fp_key(frontier::INFLIGHT, *fp));
-            }
-        }
+        self.write_ticket_finish(&tickets, &mut batch)?;
         for (host, n) in host_counts {
             let n = self.host_pages(host)? + n;
             batch.insert([frontier::HOST_COUNT, host.as_bytes()].concat(), n.to_le_bytes().to_vec());
@@ -705,7 +695,7 @@ impl Store {
         out.links_queued = added_early.queued + added.queued;
         self.tree.apply_batch(batch)?;
         self.queues()?.finished(&tickets);
-        self.commit_seen(&fresh)?;
+        self.commit_seen(fresh)?;
         if completed_tickets {
             // Tickets completed: a crawler waiting for its last pages may stop now.
             self.queued_hosts.wake();

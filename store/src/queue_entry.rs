@@ -1,5 +1,5 @@
 //! A frontier entry and how the queues write it: its queue key (host, priority, id) and its
-//! compact value. Shared by `frontier` (the frontier's API) and `queues` (the queues in
+//! compact value; and the frontier's numbered keys and lists of numbers. Shared by `frontier` (the frontier's API) and `queues` (the queues in
 //! memory and their log), so that neither imports the other's module back.
 
 use serde::{Deserialize, Serialize};
@@ -31,8 +31,16 @@ pub struct FrontierEntry {
 }
 
 pub(crate) fn queue_key(e: &FrontierEntry, seq: u64) -> Vec<u8> {
-    let mut k = queue_prefix(&e.host_key);
-    k.extend_from_slice(&(u32::MAX - e.priority).to_be_bytes());
+    queue_key_of(e.host_key.as_bytes(), e.priority, seq)
+}
+
+/// The queue key of an entry of `host` at `priority` with sequence (id) `seq`.
+pub(crate) fn queue_key_of(host: &[u8], priority: u32, seq: u64) -> Vec<u8> {
+    let mut k = Vec::with_capacity(QUEUE.len() + host.len() + 13);
+    k.extend_from_slice(QUEUE);
+    k.extend_from_slice(host);
+    k.push(0);
+    k.extend_from_slice(&(u32::MAX - priority).to_be_bytes());
     k.extend_from_slice(&seq.to_be_bytes());
     k
 }
@@ -43,6 +51,21 @@ pub(crate) fn queue_prefix(host_key: &str) -> Vec<u8> {
     k.extend_from_slice(host_key.as_bytes());
     k.push(0);
     k
+}
+
+/// A key of `prefix` and a number (a URL fingerprint, a sequence), big-endian.
+pub(crate) fn fp_key(prefix: &[u8], fp: u64) -> Vec<u8> {
+    [prefix, &fp.to_be_bytes()[..]].concat()
+}
+
+/// A value of 8-byte big-endian numbers (`sb/` fingerprints, `qd/` ids); None when its
+/// length is not a multiple of 8.
+pub(crate) fn be_u64s(v: &[u8]) -> Option<Vec<u64>> {
+    v.len().is_multiple_of(8).then(|| {
+        v.chunks_exact(8)
+            .map(|b| u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+            .collect()
+    })
 }
 
 /// The priority in a queue key (`q/` host `\0` (u32::MAX − priority) BE, sequence BE) whose

@@ -25,7 +25,9 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::queue_entry::{decode_entry, encode_queued, queue_key, FrontierEntry, QUEUE};
+use crate::queue_entry::{
+    be_u64s, decode_entry, encode_queued, fp_key, queue_key, queue_key_of, FrontierEntry, QUEUE,
+};
 use crate::record::{put_v, Reader};
 use crate::{corrupt, Result, Store};
 
@@ -114,11 +116,11 @@ impl Queues {
         }
         for (record, n) in per_record {
             if self.live.get(&record).copied().unwrap_or(0) <= n {
-                batch.remove(record_key(LOG, record));
+                batch.remove(fp_key(LOG, record));
             }
         }
         if !marks.is_empty() {
-            batch.insert(record_key(DONE, store.db.generate_id()?), marks);
+            batch.insert(fp_key(DONE, store.db.generate_id()?), marks);
         }
         Ok(())
     }
@@ -138,21 +140,19 @@ impl Queues {
     }
 }
 
-pub(crate) fn record_key(prefix: &[u8], n: u64) -> Vec<u8> {
-    [prefix, &n.to_be_bytes()[..]].concat()
-}
-
-/// A `ql/` record of `entries` (each with its id).
-pub(crate) fn encode_record(entries: &[(u64, &FrontierEntry)]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(entries.len() * 80);
-    for (id, e) in entries {
+/// A `ql/` record of `entries`: each with its id and its value ([`encode_queued`]), encoded
+/// once by the caller, who keeps it for the queues in memory.
+pub(crate) fn encode_record<'a>(
+    entries: impl IntoIterator<Item = (u64, &'a FrontierEntry, &'a [u8])>,
+) -> Vec<u8> {
+    let mut v = Vec::new();
+    for (id, e, value) in entries {
         v.extend_from_slice(&id.to_be_bytes());
         put_v(&mut v, e.host_key.len() as u64);
         v.extend_from_slice(e.host_key.as_bytes());
         v.extend_from_slice(&e.priority.to_be_bytes());
-        let value = encode_queued(e);
         put_v(&mut v, value.len() as u64);
-        v.extend_from_slice(&value);
+        v.extend_from_slice(value);
     }
     v
 }
@@ -172,12 +172,7 @@ pub(crate) fn decode_record(k: &[u8], v: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)
         let priority = u32::from_be_bytes(r.array::<4>().map_err(damaged)?);
         let value_len = r.v().map_err(damaged)? as usize;
         let value = r.take(value_len).map_err(damaged)?.to_vec();
-        let mut key = Vec::with_capacity(QUEUE.len() + host.len() + 13);
-        key.extend_from_slice(QUEUE);
-        key.extend_from_slice(host);
-        key.push(0);
-        key.extend_from_slice(&(u32::MAX - priority).to_be_bytes());
-        key.extend_from_slice(&id.to_be_bytes());
+        let key = queue_key_of(host, priority, id);
         // Checked now, so that a pop never meets a value it cannot read.
         decode_entry(&key, &value)?;
         out.push((key, value));
@@ -187,12 +182,7 @@ pub(crate) fn decode_record(k: &[u8], v: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)
 
 /// The ids of a `qd/` record.
 pub(crate) fn decode_done(k: &[u8], v: &[u8]) -> Result<Vec<u64>> {
-    if !v.len().is_multiple_of(8) {
-        return Err(corrupt(&String::from_utf8_lossy(k), "done marks of a wrong length"));
-    }
-    Ok(v.chunks_exact(8)
-        .map(|b| u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
-        .collect())
+    be_u64s(v).ok_or_else(|| corrupt(&String::from_utf8_lossy(k), "done marks of a wrong length"))
 }
 
 impl Store {
@@ -244,7 +234,7 @@ impl Store {
         // records (dropped at the next load), never an unfinished entry marked.
         for chunk in marks_kept.chunks(DONE_PER_RECORD) {
             let v: Vec<u8> = chunk.iter().flat_map(|id| id.to_be_bytes()).collect();
-            self.tree.insert(record_key(DONE, self.db.generate_id()?), v)?;
+            self.tree.insert(fp_key(DONE, self.db.generate_id()?), v)?;
         }
         for chunk in done_keys.chunks(crate::LINK_BATCH).chain(dead.chunks(crate::LINK_BATCH)) {
             let mut batch = sled::Batch::default();
@@ -273,9 +263,11 @@ impl Store {
             if old.is_empty() {
                 return Ok(());
             }
-            let with_ids: Vec<(u64, &FrontierEntry)> = old.iter().map(|(k, e)| (key_id(k), e)).collect();
+            let values: Vec<Vec<u8>> = old.iter().map(|(_, e)| encode_queued(e)).collect();
+            let record =
+                encode_record(old.iter().zip(&values).map(|((k, e), v)| (key_id(k), e, v.as_slice())));
             let mut batch = sled::Batch::default();
-            batch.insert(record_key(LOG, self.db.generate_id()?), encode_record(&with_ids));
+            batch.insert(fp_key(LOG, self.db.generate_id()?), record);
             // A ditto that reads only format 5 cannot read the log.
             if let Some((k, v)) = self.stamp_to_raise() {
                 batch.insert(k, v);
@@ -357,13 +349,14 @@ mod tests {
     fn a_damaged_log_record_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let st = Store::open(&dir.path().join("q.db")).unwrap();
-        let good = encode_record(&[(7, &entry("http://a/1", "a", 1))]);
+        let e = entry("http://a/1", "a", 1);
+        let good = encode_record([(7, &e, encode_queued(&e).as_slice())]);
         for bad in
             [&good[..good.len() - 1], &good[..5], b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff".as_slice()]
         {
             assert!(decode_record(b"ql/x", bad).is_err());
         }
-        st.tree.insert(record_key(LOG, 1), &good[..good.len() - 1]).unwrap();
+        st.tree.insert(fp_key(LOG, 1), &good[..good.len() - 1]).unwrap();
         assert!(st.frontier_pop("a").is_err());
         assert!(!st.check().unwrap().problems.is_empty());
         // A key too short for a record number.
